@@ -1,0 +1,50 @@
+/*
+ * conf.c - built-in defaults of the settings.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "conf.h"
+
+struct conf conf;
+
+/* /workspace if it exists, else the mounting user's home, else "/". */
+static char *default_workspace(void)
+{
+	struct stat st;
+	const char *home = getenv("HOME");
+
+	if (stat("/workspace", &st) == 0 && S_ISDIR(st.st_mode))
+		return strdup("/workspace");
+	if (home && stat(home, &st) == 0 && S_ISDIR(st.st_mode))
+		return strdup(home);
+	return strdup("/");
+}
+
+/* $XDG_RUNTIME_DIR when set, else /run for root, else /tmp. */
+static char *default_runtime_dir(void)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && xdg[0] == '/')
+		return strdup(xdg);
+	return strdup(geteuid() == 0 ? "/run" : "/tmp");
+}
+
+void conf_defaults(void)
+{
+	conf.shell = strdup("/bin/bash");
+	conf.workspace = default_workspace();
+	conf.runtime_dir = default_runtime_dir();
+	conf.default_timeout_ms = 0;
+	conf.kill_grace_ms = 2000;
+	conf.max_sessions = 1024;
+	conf.max_command_bytes = 16 << 20;
+	conf.max_output_bytes = 0;
+	conf.json_output_bytes = 1 << 20;
+	conf.history = 100;
+	conf.default_session = true;
+	conf.log_level = LOG_INFO;
+}

@@ -1,0 +1,31 @@
+/*
+ * conf.h - the daemon's settings: built-in defaults, overridden by the
+ * configuration file (libconfig syntax) and validated before mounting.
+ */
+#ifndef SFS_CONF_H
+#define SFS_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct conf {
+	char *shell;	      /* path of bash */
+	char *workspace;      /* default cwd of sessions */
+	char *runtime_dir;    /* parent of this instance's spool directory */
+	uint64_t default_timeout_ms; /* 0: none */
+	uint64_t kill_grace_ms;
+	uint64_t max_sessions;
+	uint64_t max_command_bytes;
+	uint64_t max_output_bytes; /* per stream of a run; 0: no limit */
+	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
+	uint64_t history;	    /* numbered runs kept per session */
+	bool default_session;
+	int log_level; /* syslog level */
+};
+
+extern struct conf conf;
+
+/* Fills conf with the built-in defaults. */
+void conf_defaults(void);
+
+#endif

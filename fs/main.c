@@ -1,0 +1,193 @@
+/**
+ * @file main.c - sessionfs: persistent shell sessions as files.
+ *
+ * Run it as:
+ *
+ *     sessionfs [-f] [-d] [-o OPT[,OPT...]] MOUNTPOINT
+ *     mkdir MOUNTPOINT/sessions/build
+ *     echo 'echo hi' > MOUNTPOINT/sessions/build/cmd
+ *     cat MOUNTPOINT/sessions/build/stdout
+ *     fusermount3 -u MOUNTPOINT
+ *
+ * This file owns the command line, the mount and the one event loop that
+ * serves /dev/fuse beside the sessions' pipes, child exits and timers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "ops.h"
+#include "park.h"
+#include "sessions/log.h"
+#include "sessions/loop.h"
+#include "sessions/sess.h"
+
+#ifndef SFS_VERSION
+#define SFS_VERSION "0"
+#endif
+
+static struct fuse_session *se;
+static struct fuse_buf fbuf;
+static struct loop_watch fuse_w, sig_w;
+static bool stopping;
+
+static void shutdown_done(void *arg)
+{
+	(void)arg;
+	loop_stop();
+}
+
+/* Ends every session, then leaves the loop. */
+static void begin_shutdown(const char *why)
+{
+	if (stopping)
+		return;
+	stopping = true;
+	log_msg(LOG_INFO, "%s: ending every session", why);
+	sess_shutdown(shutdown_done, NULL);
+}
+
+static void on_fuse(struct loop_watch *w, uint32_t events)
+{
+	(void)events;
+	for (int i = 0; i < 32; i++) {
+		int res = fuse_session_receive_buf(se, &fbuf);
+
+		if (res == -EINTR || res == -EAGAIN)
+			return;
+		if (res <= 0 || fuse_session_exited(se)) {
+			loop_del(w);
+			begin_shutdown("unmounted");
+			return;
+		}
+		fuse_session_process_buf(se, &fbuf);
+	}
+}
+
+static void on_signal(struct loop_watch *w, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
+		begin_shutdown(strsignal((int)si.ssi_signo));
+}
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] MOUNTPOINT\n\n"
+	       "Persistent shell sessions as files.\n\n"
+	       "    -f                 stay in the foreground, log to stderr\n"
+	       "    -d                 debug: foreground and FUSE tracing\n"
+	       "    -s                 accepted; sessionfs is one event loop\n"
+	       "    -o OPT[,OPT...]    FUSE mount options (allow_other, ...)\n"
+	       "    -h, --help         this help\n"
+	       "    -V, --version      the version\n\n",
+	       prog);
+}
+
+static int watch_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sig_w.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	sig_w.fn = on_signal;
+	return sig_w.fd < 0 ? -errno : loop_add(&sig_w, EPOLLIN);
+}
+
+static int make_default_session(void)
+{
+	struct sess *s;
+	int rc;
+
+	if (!conf.default_session)
+		return 0;
+	rc = sess_create("default", getuid(), getgid(), &s);
+	if (rc == 0)
+		s->is_default = true;
+	return rc;
+}
+
+/* Everything after the mount: returns the exit status. */
+static int serve(void)
+{
+	int rc = loop_init();
+
+	if (rc == 0)
+		rc = watch_signals();
+	if (rc == 0)
+		rc = sess_init();
+	if (rc == 0)
+		rc = make_default_session();
+	run_changed_hook = park_wake;
+	loop_set_idle(park_idle);
+	fuse_w.fd = fuse_session_fd(se);
+	fuse_w.fn = on_fuse;
+	fcntl(fuse_w.fd, F_SETFL, fcntl(fuse_w.fd, F_GETFL) | O_NONBLOCK);
+	if (rc == 0)
+		rc = loop_add(&fuse_w, EPOLLIN);
+	if (rc == 0)
+		rc = loop_run();
+	if (rc < 0)
+		log_msg(LOG_ERR, "%s", strerror(-rc));
+	sess_fini();
+	return rc < 0 ? 1 : 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts;
+	int status = 1;
+
+	conf_defaults();
+	if (fuse_parse_cmdline(&args, &opts) != 0)
+		return 2;
+	if (opts.show_help) {
+		usage(argv[0]);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		status = 0;
+		goto out_args;
+	}
+	if (opts.show_version) {
+		printf("sessionfs version %s\n", SFS_VERSION);
+		fuse_lowlevel_version();
+		status = 0;
+		goto out_args;
+	}
+	if (!opts.mountpoint) {
+		fprintf(stderr, "%s: no mountpoint (see --help)\n", argv[0]);
+		status = 2;
+		goto out_args;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	se = fuse_session_new(&args, &fsn_ops, sizeof(fsn_ops), NULL);
+	if (!se)
+		goto out_args;
+	if (fuse_session_mount(se, opts.mountpoint) != 0)
+		goto out_session;
+	fuse_daemonize(opts.foreground);
+	if (!opts.foreground)
+		log_use_syslog();
+	status = serve();
+	fuse_session_unmount(se);
+out_session:
+	fuse_session_destroy(se);
+out_args:
+	free(fbuf.mem);
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	return status;
+}

@@ -1,0 +1,303 @@
+/*
+ * contain.c - per-session cgroups (v2) with a /proc-walking fallback.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "contain.h"
+#include "log.h"
+
+static int base_fd = -1; /* this instance's parent cgroup */
+static char base_path[4096];
+
+/* The cgroup2 mount point, from mountinfo (hybrid hosts mount it at
+ * /sys/fs/cgroup/unified). */
+static int find_cgroup2(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (rc != 0 && fgets(line, sizeof(line), f)) {
+		char mnt[4096], *dash = strstr(line, " - cgroup2 ");
+
+		if (dash && sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+			snprintf(out, len, "%s", mnt);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* This process's own cgroup v2 path ("0::/path"). */
+static int own_cgroup(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (rc != 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, len, "%s", line + 3);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static void write_file(int dfd, const char *name, const char *text)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write(fd, text, strlen(text)) < 0)
+			log_msg(LOG_DEBUG, "write %s: %m", name);
+		close(fd);
+	}
+}
+
+/* Kills and removes a leftover instance cgroup and its children. */
+static void remove_stale(int parent, const char *name)
+{
+	int dfd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+
+	if (dfd < 0)
+		return;
+	write_file(dfd, "cgroup.kill", "1");
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
+			write_file(dirfd(d), "cgroup.kill", "1");
+			for (int i = 0; i < 50; i++) {
+				if (unlinkat(dirfd(d), e->d_name,
+					     AT_REMOVEDIR) == 0 ||
+				    errno != EBUSY)
+					break;
+				usleep(10000);
+			}
+		}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) == 0)
+		log_msg(LOG_NOTICE, "removed leftover cgroup %s", name);
+}
+
+static void clean_leftovers(int parent)
+{
+	int dfd = dup(parent);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+	long pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "sessionfs.%ld", &pid) == 1 &&
+		    (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+			remove_stale(parent, e->d_name);
+	closedir(d);
+}
+
+bool contain_setup(void)
+{
+	char root[2048], own[2048], name[64];
+	int parent;
+
+	if (find_cgroup2(root, sizeof(root)) < 0 ||
+	    own_cgroup(own, sizeof(own)) < 0)
+		return false;
+	snprintf(base_path, sizeof(base_path), "%s%s", root,
+		 strcmp(own, "/") ? own : "");
+	parent = open(base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent < 0)
+		return false;
+	clean_leftovers(parent);
+	snprintf(name, sizeof(name), "sessionfs.%ld", (long)getpid());
+	if (mkdirat(parent, name, 0755) == 0 || errno == EEXIST)
+		base_fd = openat(parent, name,
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(parent);
+	if (base_fd < 0) {
+		log_msg(LOG_NOTICE, "no cgroup v2 under %s (%m): containment "
+			"falls back to process sessions", base_path);
+		return false;
+	}
+	strncat(base_path, "/", sizeof(base_path) - strlen(base_path) - 1);
+	strncat(base_path, name, sizeof(base_path) - strlen(base_path) - 1);
+	log_msg(LOG_INFO, "sessions are contained in %s", base_path);
+	return true;
+}
+
+void contain_teardown(void)
+{
+	if (base_fd < 0)
+		return;
+	close(base_fd);
+	base_fd = -1;
+	if (rmdir(base_path) < 0)
+		log_msg(LOG_WARNING, "rmdir %s: %m", base_path);
+}
+
+int contain_new(struct contain *c, const char *tag)
+{
+	c->dfd = -1;
+	c->leader = 0;
+	snprintf(c->name, sizeof(c->name), "%s", tag);
+	if (base_fd < 0)
+		return 0;
+	if (mkdirat(base_fd, c->name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	c->dfd = openat(base_fd, c->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return c->dfd < 0 ? -errno : 0;
+}
+
+int contain_enter(const struct contain *c)
+{
+	char pid[32];
+	int fd, rc = 0;
+
+	if (c->dfd < 0)
+		return 0;
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	fd = openat(c->dfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Sends sig to every process of the cgroup but except. */
+static int cgroup_each(const struct contain *c, int sig, pid_t except)
+{
+	int fd = openat(c->dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	long pid;
+	int n = 0;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (fscanf(f, "%ld", &pid) == 1)
+		if ((pid_t)pid != except && kill((pid_t)pid, sig) == 0)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Reads ppid and sid of pid from /proc/PID/stat. */
+static int proc_stat(long pid, long *ppid, long *sid)
+{
+	char path[64], buf[1024], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %ld %*d %ld", ppid, sid) != 2)
+		return -1;
+	return 0;
+}
+
+/* Fallback: processes in the leader's session, or below the leader. */
+static int proc_each(const struct contain *c, int sig, pid_t except)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long pid, ppid, sid, up, usid;
+	int n = 0;
+
+	if (!d || c->leader <= 0) {
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		bool mine = false;
+		int depth = 0;
+
+		if (sscanf(e->d_name, "%ld", &pid) != 1 || pid == except ||
+		    proc_stat(pid, &ppid, &sid) < 0)
+			continue;
+		mine = sid == c->leader || pid == c->leader;
+		for (up = ppid; !mine && up > 1 && depth++ < 64;
+		     up = ppid) {
+			mine = up == c->leader;
+			if (proc_stat(up, &ppid, &usid) < 0)
+				break;
+		}
+		if (mine && kill((pid_t)pid, sig) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int contain_signal(const struct contain *c, int sig, pid_t except)
+{
+	return c->dfd >= 0 ? cgroup_each(c, sig, except) :
+			     proc_each(c, sig, except);
+}
+
+void contain_kill(const struct contain *c)
+{
+	if (c->dfd >= 0)
+		write_file(c->dfd, "cgroup.kill", "1");
+	else
+		proc_each(c, SIGKILL, 0);
+}
+
+bool contain_empty(const struct contain *c)
+{
+	char buf[256];
+	int fd;
+	ssize_t n;
+
+	if (c->dfd < 0)
+		return proc_each(c, 0, 0) == 0;
+	fd = openat(c->dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, "populated 0") != NULL;
+}
+
+void contain_free(struct contain *c)
+{
+	if (c->dfd < 0)
+		return;
+	close(c->dfd);
+	c->dfd = -1;
+	if (unlinkat(base_fd, c->name, AT_REMOVEDIR) < 0)
+		log_msg(LOG_WARNING, "rmdir cgroup %s: %m", c->name);
+}

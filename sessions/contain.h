@@ -1,0 +1,40 @@
+/*
+ * contain.h - keeping track of every process a session starts, so that
+ * all of them can be signalled and none escapes a kill.
+ *
+ * With a writable cgroup v2 hierarchy each session gets its own cgroup
+ * (cgroup.kill, cgroup.procs). Without one, the fallback is the shell's
+ * session id plus its descendants found in /proc; it cannot catch a
+ * process that both calls setsid and loses its parent before the kill.
+ */
+#ifndef SFS_CONTAIN_H
+#define SFS_CONTAIN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct contain {
+	int dfd;      /* the session's cgroup directory, or -1 (fallback) */
+	pid_t leader; /* the session's shell, a session leader */
+	char name[32];
+};
+
+/* Finds the cgroup2 mount and makes this instance's parent cgroup,
+ * removing leftovers of instances that died. Returns true when cgroups
+ * are in use. */
+bool contain_setup(void);
+/* Removes this instance's parent cgroup (all children must be empty). */
+void contain_teardown(void);
+/* Prepares containment for one session. Returns 0 or -errno. */
+int contain_new(struct contain *c, const char *tag);
+/* In a forked child: moves the calling process into c. */
+int contain_enter(const struct contain *c);
+/* Sends sig to every process of c but `except`; returns how many. */
+int contain_signal(const struct contain *c, int sig, pid_t except);
+/* SIGKILL to every process of c. */
+void contain_kill(const struct contain *c);
+/* True when no process of c is left. */
+bool contain_empty(const struct contain *c);
+void contain_free(struct contain *c);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * names.c - the rules for every name and small value that users write.
+ * Nothing here touches the filesystem: names are checked, never used as
+ * paths until they pass.
+ */
+#include <errno.h>
+#include <string.h>
+#include "names.h"
+
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+bool name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > NAME_MAX_LEN || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(name[i]) && name[i] != '.' && name[i] != '_' &&
+		    name[i] != '-')
+			return false;
+	return true;
+}
+
+bool name_env_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > 255 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(name[i]) && name[i] != '_')
+			return false;
+	return true;
+}
+
+bool name_env_value_valid(const char *val, size_t len)
+{
+	return memchr(val, '\0', len) == NULL;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int name_parse_u64(const char *s, size_t len, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i = 0, digits = 0;
+
+	while (i < len && is_blank(s[i]))
+		i++;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (v > (~0ULL - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	while (i < len && is_blank(s[i]))
+		i++;
+	if (digits == 0 || i != len)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,22 @@
+/*
+ * names.h - validation of names that come from the filesystem or users:
+ * session and run names, environment variable names and values.
+ */
+#ifndef SFS_NAMES_H
+#define SFS_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define NAME_MAX_LEN 64
+
+/* Session, run and process names: 1-64 of [A-Za-z0-9._-], no leading '.'. */
+bool name_valid(const char *name);
+/* Environment names: [A-Za-z_][A-Za-z0-9_]*, at most 255 bytes. */
+bool name_env_valid(const char *name);
+/* Environment values: any bytes but NUL. */
+bool name_env_value_valid(const char *val, size_t len);
+/* Parses a non-negative decimal with optional surrounding blanks/newline. */
+int name_parse_u64(const char *s, size_t len, unsigned long long *out);
+
+#endif

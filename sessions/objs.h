@@ -1,0 +1,20 @@
+/*
+ * objs.h - the table of live objects by id. Inode numbers are built from
+ * these ids (fs/tree.c), so an id is never reused while the daemon runs and
+ * a stale inode simply finds nothing.
+ */
+#ifndef SFS_OBJS_H
+#define SFS_OBJS_H
+
+#include <stdint.h>
+
+enum obj_kind { OBJ_NONE, OBJ_SESS, OBJ_RUN, OBJ_ENVVAR, OBJ_ROOTENV };
+
+/* Returns a fresh id (never 0) registered for ptr. */
+uint64_t objs_add(enum obj_kind kind, void *ptr);
+void objs_del(uint64_t id);
+/* Returns the object of that id and kind, or NULL. */
+void *objs_get(uint64_t id, enum obj_kind kind);
+enum obj_kind objs_kind(uint64_t id);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * run.c - runs: creation, the state machine QUEUED -> RUNNING -> DONE, and
+ * the text of their reports. Runs are reference counted because open
+ * files keep reading them after they leave the history or the session
+ * is deleted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "objs.h"
+#include "run.h"
+#include "strbuf.h"
+
+void (*run_changed_hook)(struct run *r);
+
+void run_file(const struct run *r, const char *suffix, char *buf, size_t len)
+{
+	snprintf(buf, len, "r%llu.%s", (unsigned long long)r->id, suffix);
+}
+
+struct run *run_new_empty(void)
+{
+	struct run *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->id = objs_add(OBJ_RUN, r);
+	r->refs = 1;
+	r->state = RUN_QUEUED;
+	r->out.fd = r->err.fd = r->all.fd = -1;
+	r->pipe_o.fd = r->pipe_e.fd = -1;
+	list_init(&r->link);
+	list_init(&r->qlink);
+	list_init(&r->waiters);
+	return r;
+}
+
+int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
+{
+	char name[64];
+	struct spool sp;
+	int rc;
+
+	run_file(r, "cmd", name, sizeof(name));
+	rc = spool_open(&sp, dirfd, name, 0);
+	if (rc == 0)
+		rc = spool_append(&sp, text, len);
+	spool_close(&sp);
+	r->cmd_len = len;
+	return rc;
+}
+
+struct run *run_new(int dirfd, const char *text, size_t len, int *err)
+{
+	struct run *r = run_new_empty();
+
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = run_set_cmd(r, dirfd, text, len);
+	if (*err < 0) {
+		run_unref(r);
+		return NULL;
+	}
+	return r;
+}
+
+void run_ref(struct run *r)
+{
+	r->refs++;
+}
+
+void run_unref(struct run *r)
+{
+	if (--r->refs > 0)
+		return;
+	objs_del(r->id);
+	spool_close(&r->out);
+	spool_close(&r->err);
+	spool_close(&r->all);
+	free(r->name);
+	free(r);
+}
+
+bool run_active(const struct run *r)
+{
+	return r->state != RUN_DONE;
+}
+
+const char *run_state_name(const struct run *r)
+{
+	if (r->state == RUN_QUEUED)
+		return "queued";
+	if (r->state == RUN_RUNNING)
+		return "running";
+	switch (r->end) {
+	case END_TIMEDOUT:
+		return "timed-out";
+	case END_KILLED:
+		return "killed";
+	case END_CANCELED:
+		return "canceled";
+	default:
+		return r->exit_code == 0 ? "completed" : "failed";
+	}
+}
+
+uint64_t run_duration_ms(const struct run *r)
+{
+	int64_t end;
+
+	if (r->state == RUN_QUEUED)
+		return 0;
+	end = r->state == RUN_DONE ? r->ended_mono : loop_now_ms();
+	return end > r->started_mono ? (uint64_t)(end - r->started_mono) : 0;
+}
+
+void run_finish(struct run *r, int exit_code, int sig, enum run_end end)
+{
+	if (r->state == RUN_DONE)
+		return;
+	if (r->state == RUN_QUEUED)
+		r->started_mono = loop_now_ms();
+	r->state = RUN_DONE;
+	r->exit_code = exit_code;
+	r->sig = sig;
+	r->end = end;
+	r->ended_mono = loop_now_ms();
+	spool_close(&r->out);
+	spool_close(&r->err);
+	spool_close(&r->all);
+	if (run_changed_hook)
+		run_changed_hook(r);
+}
+
+char *run_format_exit(const struct run *r, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	if (r && r->state == RUN_DONE)
+		sb_addf(&b, "%d\n", r->exit_code);
+	else
+		sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static void iso_time(int64_t wall_ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(wall_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(wall_ms % 1000));
+}
+
+char *run_format_status(const struct run *r, size_t *len)
+{
+	struct strbuf b = { 0 };
+	char when[40] = "-";
+
+	if (!r) {
+		sb_addf(&b, "state none\n");
+		return sb_take(&b, len);
+	}
+	if (r->state != RUN_QUEUED)
+		iso_time(r->started_wall, when, sizeof(when));
+	sb_addf(&b, "state %s\nrun %s\n", run_state_name(r), r->name);
+	sb_addf(&b, "started %s\nduration_ms %llu\n", when,
+		(unsigned long long)run_duration_ms(r));
+	if (r->state == RUN_DONE)
+		sb_addf(&b, "exit %d\nsignal %d\n", r->exit_code, r->sig);
+	else
+		sb_addf(&b, "exit -\nsignal -\n");
+	sb_addf(&b, "timeout_ms %llu\n",
+		(unsigned long long)(r->state == RUN_QUEUED ? r->timeout_ms :
+							       r->eff_timeout_ms));
+	sb_addf(&b, "stdout_bytes %llu\nstderr_bytes %llu\n",
+		(unsigned long long)r->out.size,
+		(unsigned long long)r->err.size);
+	sb_addf(&b, "truncated %d\n", r->out.truncated || r->err.truncated);
+	return sb_take(&b, len);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+int run_json_string(struct strbuf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	sb_add(b, "\"", 1);
+	while (i < n) {
+		size_t k = utf8_len(u + i, n - i);
+
+		if (k == 0) {
+			sb_add(b, "\\ufffd", 6);
+			i++;
+		} else if (u[i] == '"' || u[i] == '\\') {
+			sb_add(b, "\\", 1);
+			sb_add(b, s + i++, 1);
+		} else if (u[i] == '\n') {
+			sb_add(b, "\\n", 2), i++;
+		} else if (u[i] == '\t') {
+			sb_add(b, "\\t", 2), i++;
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			sb_addf(b, "\\u%04x", u[i++]);
+		} else {
+			sb_add(b, s + i, k);
+			i += k;
+		}
+	}
+	sb_add(b, "\"", 1);
+	return b->err;
+}
+
+/* Appends up to cap bytes of dirfd/name as a JSON string. */
+static void json_file(struct strbuf *b, int dirfd, const char *name,
+		      uint64_t size, uint64_t cap)
+{
+	size_t n = (size_t)(size < cap ? size : cap);
+	char *buf = malloc(n + 1);
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	ssize_t got = 0;
+
+	if (buf && fd >= 0)
+		got = pread(fd, buf, n, 0);
+	run_json_string(b, buf ? buf : "", got > 0 ? (size_t)got : 0);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
+		      uint64_t cap, size_t *len)
+{
+	struct strbuf b = { 0 };
+	char name[64], when[40];
+
+	if (!r) {
+		sb_addf(&b, "{}\n");
+		return sb_take(&b, len);
+	}
+	sb_add(&b, "{\"command\":", 11);
+	run_file(r, "cmd", name, sizeof(name));
+	json_file(&b, dirfd, name, r->cmd_len, cap);
+	if (r->state == RUN_DONE)
+		sb_addf(&b, ",\"exitCode\":%d,\"success\":%s", r->exit_code,
+			r->exit_code == 0 ? "true" : "false");
+	else
+		sb_addf(&b, ",\"exitCode\":null,\"success\":null");
+	sb_addf(&b, ",\"state\":\"%s\",\"stdout\":", run_state_name(r));
+	run_file(r, "out", name, sizeof(name));
+	json_file(&b, dirfd, name, r->out.size, cap);
+	sb_add(&b, ",\"stderr\":", 10);
+	run_file(r, "err", name, sizeof(name));
+	json_file(&b, dirfd, name, r->err.size, cap);
+	iso_time(r->state == RUN_QUEUED ? r->queued_wall : r->started_wall,
+		 when, sizeof(when));
+	sb_addf(&b, ",\"stdoutTruncated\":%s,\"stderrTruncated\":%s",
+		r->out.size > cap || r->out.truncated ? "true" : "false",
+		r->err.size > cap || r->err.truncated ? "true" : "false");
+	sb_addf(&b, ",\"duration\":%llu,\"timestamp\":\"%s\",\"sessionId\":",
+		(unsigned long long)run_duration_ms(r), when);
+	run_json_string(&b, sess_name, strlen(sess_name));
+	sb_addf(&b, ",\"run\":");
+	run_json_string(&b, r->name, strlen(r->name));
+	sb_add(&b, "}\n", 2);
+	return sb_take(&b, len);
+}

@@ -1,0 +1,74 @@
+/*
+ * run.h - one execution of a command in a session: its state machine,
+ * its spooled output and its reports (status, exit, result.json).
+ */
+#ifndef SFS_RUN_H
+#define SFS_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "list.h"
+#include "loop.h"
+#include "spool.h"
+
+struct sess;
+
+enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
+/* How a finished run ended. */
+enum run_end { END_NONE, END_EXITED, END_TIMEDOUT, END_KILLED, END_CANCELED };
+
+struct run {
+	uint64_t id;	 /* object id; names its spool files r<id>.* */
+	unsigned no;	 /* 1, 2, ... within its session */
+	char *name;	 /* directory name under runs/ */
+	struct sess *sess; /* NULL once the session is gone */
+	int refs;
+	enum run_state state;
+	enum run_end end;
+	int exit_code; /* valid when state is RUN_DONE */
+	int sig;       /* signal that ended it, or 0 */
+	uint64_t timeout_ms; /* its own timeout, 0: the session's */
+	bool has_timeout;    /* timeout_ms was set for this run */
+	uint64_t eff_timeout_ms; /* the timeout in force when it started */
+	int64_t queued_wall, started_wall, started_mono, ended_mono;
+	uint64_t cmd_len;
+	struct spool out, err, all;
+	struct loop_watch pipe_o, pipe_e; /* output fifos while running */
+	struct list link;    /* session's run list, oldest first */
+	struct list qlink;   /* session's queue while queued */
+	struct list waiters; /* parked filesystem requests */
+};
+
+/* Called whenever a run gains output or changes state (set by fs/). */
+extern void (*run_changed_hook)(struct run *r);
+
+/* A new queued run whose command text (len bytes) goes to dirfd/r<id>.cmd.
+ * Returns NULL and sets *err on failure. */
+struct run *run_new(int dirfd, const char *text, size_t len, int *err);
+/* A new run with no command yet (a named run made by mkdir). */
+struct run *run_new_empty(void);
+/* Writes the command of an empty run. Returns 0 or -errno. */
+int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len);
+void run_ref(struct run *r);
+void run_unref(struct run *r);
+bool run_active(const struct run *r);
+const char *run_state_name(const struct run *r);
+uint64_t run_duration_ms(const struct run *r);
+/* Marks r done with this exit code and cause; notifies waiters. */
+void run_finish(struct run *r, int exit_code, int sig, enum run_end end);
+/* Name of r's spool file with that suffix ("cmd", "out", ...). */
+void run_file(const struct run *r, const char *suffix, char *buf,
+	      size_t len);
+
+/* Reports, as malloc'd text; *len gets the length. NULL on ENOMEM. */
+char *run_format_exit(const struct run *r, size_t *len);
+char *run_format_status(const struct run *r, size_t *len);
+/* result.json; reads up to cap bytes of stdout and stderr from dirfd. */
+char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
+		      uint64_t cap, size_t *len);
+/* Appends s (n bytes) to *buf as a JSON string; invalid UTF-8 becomes
+ * U+FFFD. Returns 0 or -ENOMEM. */
+struct strbuf;
+int run_json_string(struct strbuf *b, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,870 @@
+/*
+ * sess.c - sessions: the table, the queue of runs, the shell's life and
+ * death, environment and cwd bookkeeping, and deletion with containment.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "log.h"
+#include "objs.h"
+#include "sess.h"
+#include "shell.h"
+
+extern char **environ;
+
+static struct list sessions = LIST_INIT(sessions);
+static unsigned nsess;
+static int rt_fd = -1;
+static char rt_path[4096];
+static struct envmap base_env;
+static struct loop_watch timer_w, chld_w;
+static bool shutting_down;
+static void (*shutdown_cb)(void *);
+static void *shutdown_arg;
+
+static void kick(struct sess *s);
+static void rearm_timer(void);
+
+/* Removes dirfd/name and the files in it (spool dirs are one level). */
+static void rm_tree(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		unlinkat(parent, name, 0);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			if (unlinkat(dirfd(d), e->d_name, 0) < 0)
+				rm_tree(dirfd(d), e->d_name);
+	closedir(d);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Removes spool directories of instances whose daemon is gone. */
+static void clean_stale(int parent)
+{
+	int fd = dup(parent);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	long pid;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "%ld", &pid) == 1 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			rm_tree(dirfd(d), e->d_name);
+	closedir(d);
+}
+
+static int make_runtime_dir(void)
+{
+	char top[4096];
+	int top_fd;
+
+	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
+	if (mkdir(top, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top_fd < 0)
+		return -errno;
+	clean_stale(top_fd);
+	snprintf(rt_path, sizeof(rt_path), "%s/%ld", top, (long)getpid());
+	if (mkdir(rt_path, 0700) < 0 && errno != EEXIST) {
+		close(top_fd);
+		return -errno;
+	}
+	close(top_fd);
+	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return rt_fd < 0 ? -errno : 0;
+}
+
+static void on_sigchld(struct loop_watch *w, uint32_t events);
+static void on_timer(struct loop_watch *w, uint32_t events);
+
+int sess_init(void)
+{
+	sigset_t set;
+	int rc;
+
+	rc = make_runtime_dir();
+	if (rc < 0) {
+		log_msg(LOG_ERR, "runtime directory under %s: %s",
+			conf.runtime_dir, strerror(-rc));
+		return rc;
+	}
+	contain_setup();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	envmap_init(&base_env, OBJ_NONE, NULL);
+	for (char **e = environ; *e; e++) {
+		char *eq = strchr(*e, '=');
+		char name[256];
+
+		if (!eq || eq - *e >= (long)sizeof(name))
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		if (name_env_valid(name))
+			envmap_set(&base_env, name, eq + 1, strlen(eq + 1));
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	chld_w.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	chld_w.fn = on_sigchld;
+	timer_w.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	timer_w.fn = on_timer;
+	if (chld_w.fd < 0 || timer_w.fd < 0)
+		return -errno;
+	rc = loop_add(&chld_w, EPOLLIN);
+	return rc < 0 ? rc : loop_add(&timer_w, EPOLLIN);
+}
+
+void sess_fini(void)
+{
+	char *slash = strrchr(rt_path, '/');
+
+	contain_teardown();
+	if (rt_fd < 0 || !slash)
+		return;
+	close(rt_fd);
+	rt_fd = -1;
+	*slash = '\0';
+	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rt_fd >= 0)
+		rm_tree(rt_fd, slash + 1);
+	if (rt_fd >= 0)
+		close(rt_fd);
+	rt_fd = -1;
+}
+
+struct sess *sess_first(void)
+{
+	return list_empty(&sessions) ?
+		       NULL :
+		       list_entry(sessions.next, struct sess, link);
+}
+
+struct sess *sess_next(struct sess *s)
+{
+	return s->link.next == &sessions ?
+		       NULL :
+		       list_entry(s->link.next, struct sess, link);
+}
+
+unsigned sess_count(void)
+{
+	return nsess;
+}
+
+struct sess *sess_find(const char *name)
+{
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+struct sess *sess_get(uint64_t id)
+{
+	return objs_get(id, OBJ_SESS);
+}
+
+void sess_error(struct sess *s, const char *fmt, ...)
+{
+	char msg[1024], line[1200], when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	va_list ap;
+	unsigned slot;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg(LOG_WARNING, "session %s: %s", s->name, msg);
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(line, sizeof(line), "%s %s\n", when, msg);
+	if (s->err_n == SESS_ERRORS_KEPT) {
+		free(s->errors[s->err_first]);
+		s->err_first = (s->err_first + 1) % SESS_ERRORS_KEPT;
+		s->err_n--;
+	}
+	slot = (s->err_first + s->err_n) % SESS_ERRORS_KEPT;
+	s->errors[slot] = strdup(line);
+	if (s->errors[slot])
+		s->err_n++;
+}
+
+char *sess_errors_text(struct sess *s, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_add(&b, "", 0);
+	for (unsigned i = 0; i < s->err_n; i++) {
+		const char *l = s->errors[(s->err_first + i) % SESS_ERRORS_KEPT];
+
+		sb_add(&b, l, strlen(l));
+	}
+	return sb_take(&b, len);
+}
+
+int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
+{
+	struct sess *s;
+	char dname[32];
+	int rc;
+
+	if (!name_valid(name))
+		return -EINVAL;
+	if (sess_find(name))
+		return -EEXIST;
+	if (nsess >= conf.max_sessions || shutting_down)
+		return -ENOSPC;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->id = objs_add(OBJ_SESS, s);
+	s->uid = uid;
+	s->gid = gid;
+	s->ctl_fd = s->res.fd = -1;
+	s->created_wall = loop_wall_ms();
+	list_init(&s->queue);
+	list_init(&s->runs);
+	envmap_init(&s->env, OBJ_ENVVAR, s);
+	envmap_init(&s->pend_set, OBJ_NONE, NULL);
+	envmap_init(&s->pend_unset, OBJ_NONE, NULL);
+	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", rt_path, dname);
+	rc = mkdirat(rt_fd, dname, 0700) < 0 ? -errno : 0;
+	if (rc == 0 && (s->dirfd = openat(rt_fd, dname, O_RDONLY |
+				O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = contain_new(&s->cg, dname);
+	s->cwd = strdup(conf.workspace);
+	if (rc == 0 && (!s->cwd || envmap_assign(&s->env, &base_env) < 0))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		log_msg(LOG_ERR, "session %s: cannot create: %s", name,
+			strerror(-rc));
+		objs_del(s->id);
+		envmap_free(&s->env);
+		free(s->cwd);
+		free(s);
+		return rc;
+	}
+	list_add_tail(&sessions, &s->link);
+	nsess++;
+	log_msg(LOG_INFO, "session %s: created", name);
+	*out = s;
+	return 0;
+}
+
+struct run *sess_latest(struct sess *s)
+{
+	return list_empty(&s->runs) ? NULL :
+				      list_entry(s->runs.prev, struct run, link);
+}
+
+struct run *sess_run_by_name(struct sess *s, const char *name)
+{
+	struct list *p, *n;
+
+	list_for_each_safe(p, n, &s->runs)
+	{
+		struct run *r = list_entry(p, struct run, link);
+
+		if (strcmp(r->name, name) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Unlinks the files of r and drops it from the session. */
+static void drop_run(struct sess *s, struct run *r)
+{
+	static const char *const sfx[] = { "cmd", "out", "err", "all",
+					   "pre", "o",	 "e" };
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
+		run_file(r, sfx[i], name, sizeof(name));
+		unlinkat(s->dirfd, name, 0);
+	}
+	list_del(&r->link);
+	s->nruns--;
+	r->sess = NULL;
+	run_unref(r);
+}
+
+/* Keeps at most conf.history finished runs. */
+static void trim_history(struct sess *s)
+{
+	struct list *p, *n;
+
+	list_for_each_safe(p, n, &s->runs)
+	{
+		struct run *r = list_entry(p, struct run, link);
+
+		if (s->nruns <= conf.history)
+			break;
+		if (r->state == RUN_DONE)
+			drop_run(s, r);
+	}
+}
+
+struct run *sess_submit(struct sess *s, const char *text, size_t len,
+			int *err)
+{
+	struct run *r;
+	char no[24];
+
+	if (s->dying) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	r = run_new(s->dirfd, text, len, err);
+	if (!r)
+		return NULL;
+	snprintf(no, sizeof(no), "%u", ++s->next_no);
+	r->no = s->next_no;
+	r->name = strdup(no);
+	r->sess = s;
+	r->queued_wall = loop_wall_ms();
+	list_add_tail(&s->runs, &r->link);
+	s->nruns++;
+	list_add_tail(&s->queue, &r->qlink);
+	trim_history(s);
+	kick(s);
+	return r;
+}
+
+/* Takes cwd and exported variables from a shell's report. */
+static void apply_frame(struct sess *s, const struct shell_frame *f)
+{
+	struct envmap fresh;
+
+	if (f->pwd[0] == '/') {
+		char *cwd = strdup(f->pwd);
+
+		if (cwd) {
+			free(s->cwd);
+			s->cwd = cwd;
+		}
+	}
+	envmap_init(&fresh, OBJ_NONE, NULL);
+	if (envmap_parse_export(&fresh, f->env, f->env_len) == 0)
+		envmap_assign(&s->env, &fresh);
+	envmap_free(&fresh);
+	/* Writes made while the run was active still apply. */
+	for (size_t i = 0; i < s->pend_unset.n; i++)
+		envmap_unset(&s->env, s->pend_unset.v[i]->name);
+	for (size_t i = 0; i < s->pend_set.n; i++)
+		envmap_set(&s->env, s->pend_set.v[i]->name,
+			   s->pend_set.v[i]->value, s->pend_set.v[i]->len);
+}
+
+static char iobuf[1 << 20];
+
+/* Moves what the fifo holds into r's spools; closes it at EOF. */
+static void pipe_drain(struct run *r, struct loop_watch *w)
+{
+	struct spool *sp = w == &r->pipe_o ? &r->out : &r->err;
+
+	for (int i = 0; i < 64 && w->fd >= 0; i++) {
+		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
+
+		if (n > 0) {
+			if (spool_append(sp, iobuf, (size_t)n) < 0 ||
+			    spool_append(&r->all, iobuf, (size_t)n) < 0)
+				log_msg(LOG_ERR, "spool write: %m");
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		loop_del(w);
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+static void on_pipe(struct loop_watch *w, uint32_t events)
+{
+	struct run *r = w->arg;
+
+	(void)events;
+	pipe_drain(r, w);
+	if (run_changed_hook)
+		run_changed_hook(r);
+}
+
+static void close_pipe(struct run *r, struct loop_watch *w)
+{
+	pipe_drain(r, w);
+	if (w->fd >= 0) {
+		loop_del(w);
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+/* Ends the active run with this status. */
+static void finish_active(struct sess *s, int code, int sig)
+{
+	struct run *r = s->active;
+	char name[64];
+
+	close_pipe(r, &r->pipe_o);
+	close_pipe(r, &r->pipe_e);
+	run_file(r, "o", name, sizeof(name));
+	unlinkat(s->dirfd, name, 0);
+	run_file(r, "e", name, sizeof(name));
+	unlinkat(s->dirfd, name, 0);
+	run_file(r, "pre", name, sizeof(name));
+	unlinkat(s->dirfd, name, 0);
+	if (r->end == END_TIMEDOUT)
+		code = 124;
+	s->active = NULL;
+	run_finish(r, code, sig, r->end == END_NONE ? END_EXITED : r->end);
+	trim_history(s);
+	rearm_timer();
+}
+
+static void handle_frames(struct sess *s)
+{
+	struct shell_frame f;
+	ssize_t n;
+
+	while ((n = shell_parse_frame(s->rbuf.p, s->rbuf.len, &f)) > 0) {
+		if (f.kind == 'R' && s->active) {
+			apply_frame(s, &f);
+			finish_active(s, f.status, 0);
+		}
+		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
+		s->rbuf.len -= (size_t)n;
+	}
+	if (n < 0) {
+		sess_error(s, "garbled report from the shell; restarting it");
+		s->rbuf.len = 0;
+		kill(s->pid, SIGKILL);
+	}
+}
+
+static void read_results(struct sess *s)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (s->res.fd >= 0 && (n = read(s->res.fd, buf, sizeof(buf))) > 0)
+		sb_add(&s->rbuf, buf, (size_t)n);
+	handle_frames(s);
+}
+
+static void on_results(struct loop_watch *w, uint32_t events)
+{
+	struct sess *s = w->arg;
+
+	read_results(s);
+	if ((events & EPOLLHUP) && s->res.fd >= 0) {
+		/* The shell is gone; its exit is handled on SIGCHLD. */
+		loop_del(&s->res);
+		close(s->res.fd);
+		s->res.fd = -1;
+	}
+	kick(s);
+}
+
+static int start_shell(struct sess *s)
+{
+	char **envp = envmap_envp(&s->env);
+	pid_t pid;
+
+	if (!envp)
+		return -ENOMEM;
+	pid = shell_spawn(conf.shell, s->dir, s->cwd, envp, &s->cg, &s->ctl_fd,
+			  &s->res.fd);
+	for (char **e = envp; *e; e++)
+		free(*e);
+	free(envp);
+	if (pid < 0)
+		return (int)pid;
+	s->pid = pid;
+	s->cg.leader = pid;
+	s->res.fn = on_results;
+	s->res.arg = s;
+	envmap_free(&s->pend_set);
+	envmap_free(&s->pend_unset);
+	s->pend_cwd = false;
+	log_msg(LOG_DEBUG, "session %s: shell %ld started", s->name,
+		(long)pid);
+	return loop_add(&s->res, EPOLLIN);
+}
+
+/* Makes the fifo r<id>.<sfx> and opens its read end. */
+static int open_fifo(struct sess *s, struct run *r, const char *sfx,
+		     struct loop_watch *w)
+{
+	char name[64];
+
+	run_file(r, sfx, name, sizeof(name));
+	unlinkat(s->dirfd, name, 0);
+	if (mkfifoat(s->dirfd, name, 0600) < 0)
+		return -errno;
+	w->fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w->fd < 0)
+		return -errno;
+	fcntl(w->fd, F_SETPIPE_SZ, 1 << 20);
+	w->fn = on_pipe;
+	w->arg = r;
+	return loop_add(w, EPOLLIN);
+}
+
+static int open_spools(struct sess *s, struct run *r)
+{
+	char name[64];
+	int rc;
+
+	run_file(r, "out", name, sizeof(name));
+	rc = spool_open(&r->out, s->dirfd, name, conf.max_output_bytes);
+	run_file(r, "err", name, sizeof(name));
+	if (rc == 0)
+		rc = spool_open(&r->err, s->dirfd, name, conf.max_output_bytes);
+	run_file(r, "all", name, sizeof(name));
+	if (rc == 0)
+		rc = spool_open(&r->all, s->dirfd, name,
+				conf.max_output_bytes * 2);
+	return rc;
+}
+
+/* Hands r to the shell: spools, fifos, prelude, then the line. */
+static int start_run(struct sess *s, struct run *r)
+{
+	char name[64], line[64];
+	bool pre = s->pend_set.n || s->pend_unset.n || s->pend_cwd;
+	int rc = 0;
+
+	if (!s->pid)
+		rc = start_shell(s);
+	if (rc == 0)
+		rc = open_spools(s, r);
+	if (rc == 0)
+		rc = open_fifo(s, r, "o", &r->pipe_o);
+	if (rc == 0)
+		rc = open_fifo(s, r, "e", &r->pipe_e);
+	run_file(r, "pre", name, sizeof(name));
+	if (rc == 0 && pre)
+		rc = shell_write_prelude(s->dirfd, name, &s->pend_set,
+					 &s->pend_unset,
+					 s->pend_cwd ? s->cwd : NULL);
+	s->active = r;
+	r->state = RUN_RUNNING;
+	r->started_wall = loop_wall_ms();
+	r->started_mono = loop_now_ms();
+	r->eff_timeout_ms = r->has_timeout  ? r->timeout_ms :
+			    s->timeout_ms   ? s->timeout_ms :
+					      conf.default_timeout_ms;
+	if (rc == 0) {
+		snprintf(line, sizeof(line), "%llu %c\n",
+			 (unsigned long long)r->id, pre ? 'p' : '-');
+		if (write(s->ctl_fd, line, strlen(line)) < 0)
+			rc = -errno;
+	}
+	if (rc == 0 && pre) {
+		envmap_free(&s->pend_set);
+		envmap_free(&s->pend_unset);
+		s->pend_cwd = false;
+	}
+	if (run_changed_hook)
+		run_changed_hook(r);
+	return rc;
+}
+
+static void kick(struct sess *s)
+{
+	while (!s->active && !s->dying && !list_empty(&s->queue)) {
+		struct run *r = list_entry(s->queue.next, struct run, qlink);
+		int rc;
+
+		list_del(&r->qlink);
+		rc = start_run(s, r);
+		if (rc < 0) {
+			sess_error(s, "run %s could not start: %s", r->name,
+				   strerror(-rc));
+			finish_active(s, 126, 0);
+		}
+	}
+	rearm_timer();
+}
+
+/* The shell of s ended (wstatus from waitpid). */
+static void shell_gone(struct sess *s, int wstatus)
+{
+	int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
+					128 + WTERMSIG(wstatus);
+	int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+	char buf[1 << 16];
+	struct shell_frame f;
+	ssize_t n;
+	int fd;
+
+	read_results(s);
+	if (s->res.fd >= 0) {
+		loop_del(&s->res);
+		close(s->res.fd);
+		s->res.fd = -1;
+	}
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	s->ctl_fd = -1;
+	s->rbuf.len = 0;
+	s->pid = 0;
+	fd = openat(s->dirfd, "state", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(s->dirfd, "state", 0);
+	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0)
+		apply_frame(s, &f);
+	if (s->active) {
+		if (!s->dying)
+			log_msg(LOG_NOTICE,
+				"session %s: the shell ended (status %d) "
+				"during run %s; the next run gets a new one",
+				s->name, code, s->active->name);
+		finish_active(s, code, sig);
+	}
+	kick(s);
+}
+
+static void on_sigchld(struct loop_watch *w, uint32_t events)
+{
+	struct signalfd_siginfo si;
+	int st;
+	pid_t pid;
+
+	(void)events;
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
+		;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (struct sess *s = sess_first(); s; s = sess_next(s))
+			if (s->pid == pid) {
+				shell_gone(s, st);
+				break;
+			}
+	}
+	rearm_timer();
+}
+
+int sess_setenv(struct sess *s, const char *name, const char *val,
+		size_t len)
+{
+	int rc;
+
+	if (!name_env_valid(name)) {
+		sess_error(s, "invalid variable name '%.64s'", name);
+		return -EINVAL;
+	}
+	if (!name_env_value_valid(val, len)) {
+		sess_error(s, "value of %s holds a NUL byte", name);
+		return -EINVAL;
+	}
+	rc = envmap_set(&s->env, name, val, len);
+	if (rc == 0)
+		rc = envmap_set(&s->pend_set, name, val, len);
+	envmap_unset(&s->pend_unset, name);
+	return rc;
+}
+
+int sess_unsetenv(struct sess *s, const char *name)
+{
+	if (envmap_unset(&s->env, name) < 0)
+		return -ENOENT;
+	envmap_unset(&s->pend_set, name);
+	return envmap_set(&s->pend_unset, name, "", 0);
+}
+
+int sess_chdir(struct sess *s, const char *path)
+{
+	struct stat st;
+	char *abs;
+
+	if (path[0] != '/') {
+		if (asprintf(&abs, "%s/%s", s->cwd, path) < 0)
+			return -ENOMEM;
+	} else if (!(abs = strdup(path))) {
+		return -ENOMEM;
+	}
+	if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		int rc = stat(abs, &st) < 0 ? -errno : -ENOTDIR;
+
+		sess_error(s, "cwd: %s: %s", abs, strerror(-rc));
+		free(abs);
+		return rc;
+	}
+	free(s->cwd);
+	s->cwd = abs;
+	s->pend_cwd = true;
+	return 0;
+}
+
+/* Frees s once its processes are gone. */
+static void finalize(struct sess *s)
+{
+	void (*cb)(void *) = s->gone_cb;
+	void *arg = s->gone_arg;
+	char dname[32];
+	struct list *p, *n;
+
+	list_for_each_safe(p, n, &s->runs)
+	{
+		struct run *r = list_entry(p, struct run, link);
+
+		list_del(&r->link);
+		r->sess = NULL;
+		run_unref(r);
+	}
+	close(s->dirfd);
+	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
+	rm_tree(rt_fd, dname);
+	contain_free(&s->cg);
+	list_del(&s->link);
+	nsess--;
+	objs_del(s->id);
+	envmap_free(&s->env);
+	envmap_free(&s->pend_set);
+	envmap_free(&s->pend_unset);
+	for (unsigned i = 0; i < s->err_n; i++)
+		free(s->errors[(s->err_first + i) % SESS_ERRORS_KEPT]);
+	free(s->rbuf.p);
+	log_msg(LOG_INFO, "session %s: deleted", s->name);
+	free(s->cwd);
+	free(s);
+	if (cb)
+		cb(arg);
+	if (shutting_down && nsess == 0 && shutdown_cb) {
+		void (*done)(void *) = shutdown_cb;
+
+		shutdown_cb = NULL;
+		done(shutdown_arg);
+	}
+}
+
+/* Finalizes s when nothing of it runs any more. Returns true if freed. */
+static bool try_finalize(struct sess *s)
+{
+	if (s->pid || !contain_empty(&s->cg))
+		return false;
+	finalize(s);
+	return true;
+}
+
+int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
+{
+	struct list *p, *n;
+
+	if (s->is_default)
+		return -EBUSY;
+	if (s->dying)
+		return -EBUSY;
+	s->dying = true;
+	s->gone_cb = cb;
+	s->gone_arg = arg;
+	list_for_each_safe(p, n, &s->queue)
+	{
+		struct run *r = list_entry(p, struct run, qlink);
+
+		list_del(&r->qlink);
+		run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
+	}
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	s->ctl_fd = -1;
+	contain_signal(&s->cg, SIGTERM, 0);
+	if (s->pid)
+		kill(s->pid, SIGTERM);
+	s->kill_deadline = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+	if (!try_finalize(s))
+		rearm_timer();
+	return 0;
+}
+
+void sess_shutdown(void (*cb)(void *), void *arg)
+{
+	struct sess *s, *next;
+
+	shutting_down = true;
+	shutdown_cb = cb;
+	shutdown_arg = arg;
+	if (nsess == 0) {
+		shutdown_cb = NULL;
+		cb(arg);
+		return;
+	}
+	for (s = sess_first(); s; s = next) {
+		next = sess_next(s);
+		s->is_default = false;
+		if (!s->dying)
+			sess_delete(s, NULL, NULL);
+	}
+}
+
+/* Escalates kills that passed their grace and frees what is done. */
+static void on_timer(struct loop_watch *w, uint32_t events)
+{
+	uint64_t ticks;
+	int64_t now = loop_now_ms();
+	struct sess *s, *next;
+
+	(void)events;
+	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_msg(LOG_DEBUG, "timerfd: %m");
+	for (s = sess_first(); s; s = next) {
+		next = sess_next(s);
+		if (!s->dying || try_finalize(s))
+			continue;
+		if (!s->hard_killed && now >= s->kill_deadline) {
+			log_msg(LOG_NOTICE, "session %s: processes outlived "
+				"TERM; sending KILL", s->name);
+			contain_kill(&s->cg);
+			if (s->pid)
+				kill(s->pid, SIGKILL);
+			s->hard_killed = true;
+		}
+	}
+	rearm_timer();
+}
+
+/* Arms the timer for the nearest thing to check (10 ms while any session
+ * is dying: cgroup emptiness has no cheaper signal here). */
+static void rearm_timer(void)
+{
+	struct itimerspec its = { 0 };
+
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		if (s->dying)
+			its.it_value.tv_nsec = 10 * 1000000;
+	if (timer_w.fd >= 0)
+		timerfd_settime(timer_w.fd, 0, &its, NULL);
+}

@@ -1,0 +1,95 @@
+/*
+ * sess.h - the session table and the life of a session: its queue of
+ * runs, its shell, its environment and cwd, its deletion.
+ */
+#ifndef SFS_SESS_H
+#define SFS_SESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "contain.h"
+#include "envmap.h"
+#include "list.h"
+#include "loop.h"
+#include "names.h"
+#include "run.h"
+#include "strbuf.h"
+
+#define SESS_ERRORS_KEPT 50
+
+struct sess {
+	uint64_t id; /* object id */
+	char name[NAME_MAX_LEN + 1];
+	struct list link;
+	int dirfd; /* this session's spool directory */
+	char dir[4096];
+	char *cwd;
+	struct envmap env;	/* exported variables, as users see them */
+	struct envmap pend_set;	/* changes not yet sent to the shell */
+	struct envmap pend_unset;
+	bool pend_cwd;
+	uint64_t timeout_ms;
+	uid_t uid;
+	gid_t gid;
+	int64_t created_wall;
+
+	pid_t pid; /* the shell, 0 when none */
+	int ctl_fd;
+	struct loop_watch res;
+	struct strbuf rbuf;
+
+	struct run *active;
+	struct list queue; /* runs waiting, in arrival order */
+	struct list runs;  /* every run kept, oldest first */
+	unsigned next_no, nruns;
+
+	char *errors[SESS_ERRORS_KEPT];
+	unsigned err_first, err_n;
+
+	struct contain cg;
+	bool dying, hard_killed, is_default;
+	int64_t kill_deadline; /* monotonic ms, while dying */
+	void (*gone_cb)(void *arg);
+	void *gone_arg;
+};
+
+/* Starts the session layer: runtime directory, containment, timers. */
+int sess_init(void);
+/* Removes this instance's runtime directory and cgroup (after
+ * sess_shutdown has ended every session). */
+void sess_fini(void);
+/* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
+int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
+struct sess *sess_find(const char *name);
+struct sess *sess_get(uint64_t id);
+/* Iteration over sessions in creation order. */
+struct sess *sess_first(void);
+struct sess *sess_next(struct sess *s);
+unsigned sess_count(void);
+/* Deletes s: ends its processes (TERM, grace, KILL), then calls cb(arg).
+ * Returns -EBUSY for the default session. */
+int sess_delete(struct sess *s, void (*cb)(void *), void *arg);
+/* Ends every session, then calls cb(arg). */
+void sess_shutdown(void (*cb)(void *), void *arg);
+
+/* Queues a run of text (len bytes). Returns the run or NULL (*err). */
+struct run *sess_submit(struct sess *s, const char *text, size_t len,
+			int *err);
+/* The newest run, or NULL. */
+struct run *sess_latest(struct sess *s);
+struct run *sess_run_by_name(struct sess *s, const char *name);
+
+/* Environment and cwd, applied to the shell before its next run. */
+int sess_setenv(struct sess *s, const char *name, const char *val,
+		size_t len);
+int sess_unsetenv(struct sess *s, const char *name);
+int sess_chdir(struct sess *s, const char *path);
+
+/* Records one refusal: a line in the session's error file and the log. */
+void sess_error(struct sess *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The error file's text (malloc'd). */
+char *sess_errors_text(struct sess *s, size_t *len);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * shell.c - spawning a session's bash and speaking its protocol.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include "shell.h"
+#include "strbuf.h"
+
+/* The shell's main loop. Every word that a user's function or alias
+ * could shadow is called through `builtin` or is a keyword; the command
+ * runs with fds 200 and 201 closed, so it cannot touch the protocol. */
+static const char boot[] =
+	"__sfs_d=$1\n"
+	"shift\n"
+	"shopt -s expand_aliases\n"
+	"__sfs_report() {\n"
+	"  builtin printf '%s%s\\0%s\\0' \"$1\" \"$2\" \"$PWD\"\n"
+	"  builtin export -p\n"
+	"  builtin printf '\\0'\n"
+	"}\n"
+	"__sfs_pre() {\n"
+	"  while IFS= builtin read -r -d '' __sfs_op; do\n"
+	"    IFS= builtin read -r -d '' __sfs_n\n"
+	"    case $__sfs_op in\n"
+	"    S) IFS= builtin read -r -d '' __sfs_v\n"
+	"       builtin export -- \"$__sfs_n=$__sfs_v\" ;;\n"
+	"    U) builtin unset -v -- \"$__sfs_n\" ;;\n"
+	"    C) builtin cd -- \"$__sfs_n\" ;;\n"
+	"    esac\n"
+	"  done <\"$1\"\n"
+	"  builtin unset -v __sfs_op __sfs_n __sfs_v\n"
+	"}\n"
+	"trap '__sfs_report X 0 >\"$__sfs_d/state\" 2>/dev/null' EXIT\n"
+	"while IFS=' ' builtin read -r -u 200 __sfs_id __sfs_f; do\n"
+	"  {\n"
+	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
+	"    builtin . \"$__sfs_d/r$__sfs_id.cmd\"\n"
+	"  } 0</dev/null 1>\"$__sfs_d/r$__sfs_id.o\" "
+	"2>\"$__sfs_d/r$__sfs_id.e\" 200<&- 201>&-\n"
+	"  __sfs_report R $? >&201\n"
+	"done\n";
+
+ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
+{
+	const char *z1, *z2, *z3;
+	char *end;
+	long v;
+
+	if (len == 0)
+		return 0;
+	if (buf[0] != 'R' && buf[0] != 'X')
+		return -EINVAL;
+	z1 = memchr(buf, '\0', len);
+	if (!z1)
+		return 0;
+	z2 = memchr(z1 + 1, '\0', len - (size_t)(z1 + 1 - buf));
+	if (!z2)
+		return 0;
+	z3 = memchr(z2 + 1, '\0', len - (size_t)(z2 + 1 - buf));
+	if (!z3)
+		return 0;
+	v = strtol(buf + 1, &end, 10);
+	if (end != z1 || end == buf + 1 || v < 0 || v > 255)
+		return -EINVAL;
+	f->kind = buf[0];
+	f->status = (int)v;
+	f->pwd = z1 + 1;
+	f->env = z2 + 1;
+	f->env_len = (size_t)(z3 - f->env);
+	return z3 + 1 - buf;
+}
+
+/* In the child: everything that must hold before bash starts. */
+static void child(const char *bash, const char *dir, const char *cwd,
+		  char **envp, const struct contain *cg, int ctl_r, int res_w)
+{
+	char *argv[] = { "bash", "--noprofile", "--norc", "-c", (char *)boot,
+			 "bash", (char *)dir, NULL };
+	sigset_t none;
+	int null = open("/dev/null", O_RDWR);
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (contain_enter(cg) < 0 || null < 0)
+		_exit(126);
+	if (dup2(ctl_r, SHELL_CTL_FD) < 0 || dup2(res_w, SHELL_RES_FD) < 0)
+		_exit(126);
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	if (chdir(cwd) < 0 && chdir("/") < 0)
+		_exit(126);
+	execve(bash, argv, envp);
+	_exit(127);
+}
+
+pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
+		  char **envp, const struct contain *cg, int *ctl, int *res)
+{
+	int cp[2], rp[2];
+	pid_t pid;
+
+	if (pipe2(cp, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		close(cp[0]);
+		close(cp[1]);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0)
+		child(bash, dir, cwd, envp, cg, cp[0], rp[1]);
+	close(cp[0]);
+	close(rp[1]);
+	if (pid < 0) {
+		pid = -errno;
+		close(cp[1]);
+		close(rp[0]);
+		return pid;
+	}
+	fcntl(rp[0], F_SETFL, O_NONBLOCK);
+	*ctl = cp[1];
+	*res = rp[0];
+	return pid;
+}
+
+int shell_write_prelude(int dirfd, const char *name, const struct envmap *set,
+			const struct envmap *unset, const char *cwd)
+{
+	struct strbuf b = { 0 };
+	size_t len;
+	char *text;
+	int fd, rc = 0;
+
+	for (size_t i = 0; i < unset->n; i++)
+		sb_addf(&b, "U%c%s%c", 0, unset->v[i]->name, 0);
+	for (size_t i = 0; i < set->n; i++) {
+		sb_addf(&b, "S%c%s%c", 0, set->v[i]->name, 0);
+		sb_add(&b, set->v[i]->value, set->v[i]->len);
+		sb_add(&b, "", 1);
+	}
+	if (cwd)
+		sb_addf(&b, "C%c%s%c", 0, cwd, 0);
+	text = sb_take(&b, &len);
+	if (!text)
+		return -ENOMEM;
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return rc;
+}
