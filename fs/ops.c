@@ -24,7 +24,8 @@ struct fh {
 	uint64_t sid;	 /* its session's id (0: none) */
 	struct run *r;	 /* the run it reads, or that its cmd started */
 	char *var;	 /* env/NAME: the name */
-	int fd;		 /* spool read end, opened on first need */
+	int fd;		 /* spool (or output index) read end, opened lazily */
+	int fd_out, fd_err; /* for output and stream: the two spools */
 	uint64_t cursor; /* stream position */
 	char *text;	 /* snapshot of a generated file */
 	size_t tlen;
@@ -109,7 +110,7 @@ static const char *spool_suffix(enum ft ft)
 	case FT_STDERR:
 		return "err";
 	default:
-		return "all";
+		return "idx";
 	}
 }
 
@@ -328,6 +329,10 @@ static void fh_free(struct fh *fh)
 		run_unref(fh->r);
 	if (fh->fd >= 0)
 		close(fh->fd);
+	if (fh->fd_out >= 0)
+		close(fh->fd_out);
+	if (fh->fd_err >= 0)
+		close(fh->fd_err);
 	free(fh->text);
 	free(fh->w.p);
 	free(fh->var);
@@ -342,7 +347,7 @@ static struct fh *fh_new(const struct node *n)
 		return NULL;
 	fh->ft = n->ft;
 	fh->sid = n->s ? n->s->id : 0;
-	fh->fd = -1;
+	fh->fd = fh->fd_out = fh->fd_err = -1;
 	if (n->r && tree_is_run_file(n->ft)) {
 		fh->r = n->r;
 		run_ref(fh->r);
@@ -395,41 +400,93 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-/* Opens the spool file behind fh when its run has one. */
-static int fh_spool_fd(struct fh *fh, enum ft ft)
+/* Opens (once) fh's run's spool file with that suffix into *slot. */
+static int fh_open(struct fh *fh, int *slot, const char *suffix)
 {
 	struct sess *s;
 	char name[64];
 
-	if (fh->fd >= 0 || !fh->r)
-		return fh->fd;
+	if (*slot >= 0 || !fh->r)
+		return *slot;
 	s = fh->r->sess;
-	if (!s || (fh->r->state == RUN_QUEUED && ft != FT_CMD))
+	if (!s || (fh->r->state == RUN_QUEUED && strcmp(suffix, "cmd")))
 		return -1;
-	run_file(fh->r, spool_suffix(ft), name, sizeof(name));
-	fh->fd = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
-	return fh->fd;
+	run_file(fh->r, suffix, name, sizeof(name));
+	*slot = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
+	return *slot;
 }
 
-/* Replies with up to size bytes of the spool at off, zero copy. */
-static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft,
-			size_t size, uint64_t off)
+/* Replies with size bytes of fd at off, zero copy (spliced). */
+static void reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
 {
-	uint64_t end = spool_size(fh->r, ft);
-	int fd = fh_spool_fd(fh, ft);
-	struct fuse_bufvec bv;
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 
-	if (off >= end || fd < 0) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (end - off < size)
-		size = (size_t)(end - off);
-	bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT(size);
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	bv.buf[0].fd = fd;
 	bv.buf[0].pos = (off_t)off;
 	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+/* Replies with up to size bytes of a spooled file at off. */
+static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft,
+			size_t size, uint64_t off)
+{
+	uint64_t end = spool_size(fh->r, ft);
+	int fd = fh_open(fh, &fh->fd, spool_suffix(ft));
+
+	if (off >= end || fd < 0)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		reply_fd(req, fd, end - off < size ? (size_t)(end - off) : size,
+			 off);
+}
+
+#define OUTPUT_PIECES 32 /* records gathered into one reply at most */
+
+/* Replies with up to size output bytes from off, gathered from the
+ * records that hold them; returns how many it sent. */
+static size_t reply_output(fuse_req_t req, struct fh *fh, size_t size,
+			   uint64_t off)
+{
+	struct fuse_bufvec *v = calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) *
+							       sizeof(v->buf[0]));
+	int idx = fh_open(fh, &fh->fd, "idx");
+	struct outrec rec;
+	uint64_t i, skip;
+	size_t sent = 0;
+
+	if (!v || !fh->r || off >= fh->r->all.size || idx < 0 ||
+	    outidx_find(idx, off, &rec, &i) < 0) {
+		fuse_reply_buf(req, NULL, 0);
+		free(v);
+		return 0;
+	}
+	do {
+		struct fuse_buf *b = &v->buf[v->count];
+		int fd = rec.stream == 1 ? fh_open(fh, &fh->fd_out, "out") :
+					   fh_open(fh, &fh->fd_err, "err");
+
+		if (fd < 0)
+			break;
+		skip = off + sent - rec.off;
+		*b = (struct fuse_buf){
+			.size = rec.len - skip < size - sent ?
+					(size_t)(rec.len - skip) :
+					size - sent,
+			.flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+			.fd = fd,
+			.pos = (off_t)(rec.src + skip),
+		};
+		sent += b->size;
+		v->count++;
+	} while (sent < size && v->count < OUTPUT_PIECES &&
+		 outidx_get(idx, ++i, &rec) == 0);
+	if (v->count == 0)
+		fuse_reply_err(req, EIO);
+	else
+		fuse_reply_data(req, v, FUSE_BUF_SPLICE_MOVE);
+	free(v);
+	return sent;
 }
 
 static void reply_text(fuse_req_t req, const char *text, size_t len,
@@ -449,12 +506,7 @@ static bool try_stream(struct park *p)
 	struct run *r = fh->r;
 
 	if (r && r->all.size > fh->cursor) {
-		size_t n = p->size;
-
-		if (r->all.size - fh->cursor < n)
-			n = (size_t)(r->all.size - fh->cursor);
-		reply_spool(p->req, fh, FT_OUTPUT, n, fh->cursor);
-		fh->cursor += n;
+		fh->cursor += reply_output(p->req, fh, p->size, fh->cursor);
 		return true;
 	}
 	if (r && run_active(r))
@@ -529,6 +581,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct node n;
 	size_t len;
 
+	if (fh->ft == FT_OUTPUT) {
+		reply_output(req, fh, size, (uint64_t)off);
+		return;
+	}
 	if (is_spooled(fh->ft)) {
 		reply_spool(req, fh, fh->ft, size, (uint64_t)off);
 		return;

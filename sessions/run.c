@@ -43,7 +43,7 @@ int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 {
 	char name[64];
 	struct spool sp;
-	int rc;
+	ssize_t rc;
 
 	run_file(r, "cmd", name, sizeof(name));
 	rc = spool_open(&sp, dirfd, name, 0);
@@ -51,7 +51,7 @@ int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 		rc = spool_append(&sp, text, len);
 	spool_close(&sp);
 	r->cmd_len = len;
-	return rc;
+	return rc < 0 ? (int)rc : 0;
 }
 
 struct run *run_new(int dirfd, const char *text, size_t len, int *err)
@@ -82,7 +82,7 @@ void run_unref(struct run *r)
 	objs_del(r->id);
 	spool_close(&r->out);
 	spool_close(&r->err);
-	spool_close(&r->all);
+	outidx_close(&r->all);
 	free(r->name);
 	free(r);
 }
@@ -133,7 +133,7 @@ void run_finish(struct run *r, int exit_code, int sig, enum run_end end)
 	r->ended_mono = loop_now_ms();
 	spool_close(&r->out);
 	spool_close(&r->err);
-	spool_close(&r->all);
+	outidx_close(&r->all);
 	if (run_changed_hook)
 		run_changed_hook(r);
 }

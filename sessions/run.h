@@ -32,7 +32,8 @@ struct run {
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
 	uint64_t cmd_len;
-	struct spool out, err, all;
+	struct spool out, err;
+	struct outidx all; /* output: the interleaving of out and err */
 	struct loop_watch pipe_o, pipe_e; /* output fifos while running */
 	struct list link;    /* session's run list, oldest first */
 	struct list qlink;   /* session's queue while queued */

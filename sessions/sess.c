@@ -305,7 +305,7 @@ struct run *sess_run_by_name(struct sess *s, const char *name)
 /* Unlinks the files of r and drops it from the session. */
 static void drop_run(struct sess *s, struct run *r)
 {
-	static const char *const sfx[] = { "cmd", "out", "err", "all",
+	static const char *const sfx[] = { "cmd", "out", "err", "idx",
 					   "pre", "o",	 "e" };
 	char name[64];
 
@@ -391,14 +391,17 @@ static char iobuf[1 << 20];
 /* Moves what the fifo holds into r's spools; closes it at EOF. */
 static void pipe_drain(struct run *r, struct loop_watch *w)
 {
-	struct spool *sp = w == &r->pipe_o ? &r->out : &r->err;
+	unsigned stream = w == &r->pipe_o ? 1 : 2;
+	struct spool *sp = stream == 1 ? &r->out : &r->err;
 
 	for (int i = 0; i < 64 && w->fd >= 0; i++) {
 		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
+		uint64_t at = sp->size;
 
 		if (n > 0) {
-			if (spool_append(sp, iobuf, (size_t)n) < 0 ||
-			    spool_append(&r->all, iobuf, (size_t)n) < 0)
+			n = spool_append(sp, iobuf, (size_t)n);
+			if (n < 0 ||
+			    outidx_add(&r->all, stream, at, (uint64_t)n) < 0)
 				log_msg(LOG_ERR, "spool write: %m");
 			continue;
 		}
@@ -551,10 +554,9 @@ static int open_spools(struct sess *s, struct run *r)
 	run_file(r, "err", name, sizeof(name));
 	if (rc == 0)
 		rc = spool_open(&r->err, s->dirfd, name, conf.max_output_bytes);
-	run_file(r, "all", name, sizeof(name));
+	run_file(r, "idx", name, sizeof(name));
 	if (rc == 0)
-		rc = spool_open(&r->all, s->dirfd, name,
-				conf.max_output_bytes * 2);
+		rc = outidx_open(&r->all, s->dirfd, name);
 	return rc;
 }
 
