@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "park.h"
 #include "readme.h"
+#include "sessions/ctl.h"
 #include "sessions/log.h"
 #include "tree.h"
 
@@ -379,13 +380,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD) {
+	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD &&
+	    n.r->has_cmd) {
 		sess_error(n.s, "runs/%s/cmd: the run has its command already",
 			   n.r->name);
 		fuse_reply_err(req, EBUSY);
 		return;
 	}
-	if (n.ft == FT_CMD && acc != O_RDONLY)
+	if (n.ft == FT_CMD && acc != O_RDONLY && !n.run_level)
 		n.r = NULL; /* a writer starts a run of its own */
 	fh = fh_new(&n);
 	if (!fh) {
@@ -620,6 +622,50 @@ static size_t value_len(const struct strbuf *w)
 	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;
 }
 
+/* Carries out one line written to a session's ctl. */
+static int ctl_line(struct sess *s, const char *line, size_t len)
+{
+	struct ctl_cmd c;
+
+	if (ctl_parse(line, len, &c) < 0 ||
+	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
+		sess_error(s, "ctl: '%.*s' is not kill [SIGNAL], reset or "
+			   "timeout MS", (int)(len > 80 ? 80 : len), line);
+		return -EINVAL;
+	}
+	if (c.op == CTL_KILL) {
+		if (sess_kill_run(s, c.sig, END_KILLED) == 0)
+			sess_error(s, "ctl: kill -%d of run %s", c.sig,
+				   s->active->name);
+	} else if (c.op == CTL_RESET) {
+		sess_reset(s);
+	} else {
+		s->timeout_ms = c.ms;
+	}
+	return 0;
+}
+
+/* Carries out the complete lines written to ctl (all of them at close). */
+static int ctl_apply(struct fh *fh, struct sess *s, bool all)
+{
+	struct strbuf *w = &fh->w;
+	size_t start = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i <= w->len && rc == 0; i++) {
+		if (i < w->len ? w->p[i] != '\n' : !all || i == start)
+			continue;
+		if (i > start)
+			rc = ctl_line(s, w->p + start, i - start);
+		start = i + 1;
+	}
+	if (start > w->len)
+		start = w->len;
+	memmove(w->p, w->p + start, w->len - start);
+	w->len -= start;
+	return rc;
+}
+
 /* Applies what was written to env/NAME, cwd or timeout. */
 static int apply_small_write(struct fh *fh, struct node *n)
 {
@@ -691,6 +737,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		rc = fh->w.err;
 	else if (fh->ft == FT_CMD)
 		fh->dirty = true;
+	else if (fh->ft == FT_CTL)
+		rc = ctl_apply(fh, n.s, false);
 	else
 		rc = apply_small_write(fh, &n);
 	if (rc < 0)
@@ -707,6 +755,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int rc;
 
 	(void)ino;
+	if (fh->ft == FT_CTL && s && fh->w.len) {
+		fuse_reply_err(req, -ctl_apply(fh, s, true));
+		return;
+	}
 	if (fh->ft != FT_CMD || !fh->dirty || fh->werr) {
 		fuse_reply_err(req, fh->werr);
 		return;
@@ -716,17 +768,25 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	r = sess_submit(s, fh->w.p, fh->w.len, &rc);
+	if (fh->r) {
+		/* runs/NAME/cmd: the run exists, it gets its command */
+		rc = sess_queue_run(s, fh->r, fh->w.p, fh->w.len);
+		r = rc < 0 ? NULL : fh->r;
+	} else {
+		r = sess_submit(s, fh->w.p, fh->w.len, &rc);
+	}
 	fh->w.len = 0;
 	if (!r) {
 		sess_error(s, "cannot queue the command: %s", strerror(-rc));
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	if (fh->r)
-		run_unref(fh->r);
-	fh->r = r;
-	run_ref(r);
+	if (fh->r != r) {
+		if (fh->r)
+			run_unref(fh->r);
+		fh->r = r;
+		run_ref(r);
+	}
 	answer_or_park(req, fh, 0, 0, try_flush);
 }
 
@@ -736,6 +796,18 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	(void)ino;
 	fh_free(get_fh(fi));
 	fuse_reply_err(req, 0);
+}
+
+static void mkdir_run(fuse_req_t req, const struct node *dir,
+		      const char *name)
+{
+	struct run *r;
+	int rc = sess_new_run(dir->s, name, &r);
+
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		reply_entry(req, tree_ino(r->id, FT_RUN), 0);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -749,6 +821,10 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	(void)mode;
 	if (tree_resolve(parent, &dir) < 0) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (dir.ft == FT_RUNS) {
+		mkdir_run(req, &dir, name);
 		return;
 	}
 	if (dir.ft != FT_SESSIONS) {
@@ -778,6 +854,16 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (tree_resolve(parent, &dir) < 0) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (dir.ft == FT_RUNS) {
+		struct run *r = sess_run_by_name(dir.s, name);
+
+		rc = r ? sess_remove_run(dir.s, r) : -ENOENT;
+		if (rc == -EBUSY)
+			sess_error(dir.s, "rmdir runs/%s: it is queued or "
+				   "running", name);
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (dir.ft != FT_SESSIONS) {

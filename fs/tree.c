@@ -7,6 +7,7 @@
 #define DIR_MODE (S_IFDIR | 0755)
 #define RO (S_IFREG | 0444)
 #define RW (S_IFREG | 0644)
+#define WO (S_IFREG | 0200)
 
 static const struct fent root_tab[] = {
 	{ "README", FT_README, RO },
@@ -24,7 +25,7 @@ static const struct fent sess_tab[] = {
 	{ "status", FT_STATUS, RO },   { "result.json", FT_RESULT, RO },
 	{ "cwd", FT_CWD, RW },	       { "env", FT_ENVDIR, DIR_MODE },
 	{ "timeout", FT_TIMEOUT, RW }, { "error", FT_ERROR, RO },
-	{ "runs", FT_RUNS, DIR_MODE },
+	{ "ctl", FT_CTL, WO },	       { "runs", FT_RUNS, DIR_MODE },
 };
 
 static const struct fent run_tab[] = {

@@ -33,6 +33,7 @@ enum ft {
 	FT_ENVDIR,
 	FT_TIMEOUT,
 	FT_ERROR,
+	FT_CTL,
 	FT_RUNS,
 	FT_LATEST,
 	FT_RUN,

@@ -171,7 +171,8 @@ char *run_format_status(const struct run *r, size_t *len)
 	}
 	if (r->state != RUN_QUEUED)
 		iso_time(r->started_wall, when, sizeof(when));
-	sb_addf(&b, "state %s\nrun %s\n", run_state_name(r), r->name);
+	sb_addf(&b, "state %s\nrun %s\npid %ld\n", run_state_name(r), r->name,
+		r->pid);
 	sb_addf(&b, "started %s\nduration_ms %llu\n", when,
 		(unsigned long long)run_duration_ms(r));
 	if (r->state == RUN_DONE)

@@ -27,10 +27,13 @@ struct run {
 	enum run_end end;
 	int exit_code; /* valid when state is RUN_DONE */
 	int sig;       /* signal that ended it, or 0 */
+	long pid;      /* the shell that ran it, 0 before it starts */
 	uint64_t timeout_ms; /* its own timeout, 0: the session's */
 	bool has_timeout;    /* timeout_ms was set for this run */
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
+	int64_t deadline;    /* monotonic ms when its timeout ends it, or 0 */
+	bool has_cmd;	     /* its command is written (it runs only once) */
 	uint64_t cmd_len;
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */

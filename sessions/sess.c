@@ -26,6 +26,10 @@
 
 extern char **environ;
 
+/* How long a killed run may stay in the shell once its processes are
+ * gone before the shell is deemed stuck in builtins and replaced. */
+#define SHELL_STUCK_MS 250
+
 static struct list sessions = LIST_INIT(sessions);
 static unsigned nsess;
 static int rt_fd = -1;
@@ -284,8 +288,13 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 
 struct run *sess_latest(struct sess *s)
 {
-	return list_empty(&s->runs) ? NULL :
-				      list_entry(s->runs.prev, struct run, link);
+	for (struct list *l = s->runs.prev; l != &s->runs; l = l->prev) {
+		struct run *r = list_entry(l, struct run, link);
+
+		if (r->has_cmd)
+			return r;
+	}
+	return NULL;
 }
 
 struct run *sess_run_by_name(struct sess *s, const char *name)
@@ -314,7 +323,8 @@ static void drop_run(struct sess *s, struct run *r)
 		unlinkat(s->dirfd, name, 0);
 	}
 	list_del(&r->link);
-	s->nruns--;
+	if (r->no)
+		s->nruns--;
 	r->sess = NULL;
 	run_unref(r);
 }
@@ -330,9 +340,49 @@ static void trim_history(struct sess *s)
 
 		if (s->nruns <= conf.history)
 			break;
-		if (r->state == RUN_DONE)
+		if (r->state == RUN_DONE && r->no)
 			drop_run(s, r);
 	}
+}
+
+/* Adds a run without a command to s's history. */
+static struct run *add_run(struct sess *s, const char *name, unsigned no)
+{
+	struct run *r = run_new_empty();
+
+	if (!r)
+		return NULL;
+	r->name = strdup(name);
+	if (!r->name) {
+		run_unref(r);
+		return NULL;
+	}
+	r->no = no;
+	r->sess = s;
+	list_add_tail(&s->runs, &r->link);
+	if (no)
+		s->nruns++;
+	return r;
+}
+
+int sess_queue_run(struct sess *s, struct run *r, const char *text,
+		   size_t len)
+{
+	int rc;
+
+	if (r->has_cmd)
+		return -EBUSY;
+	if (s->dying)
+		return -ENOENT;
+	rc = run_set_cmd(r, s->dirfd, text, len);
+	if (rc < 0)
+		return rc;
+	r->has_cmd = true;
+	r->queued_wall = loop_wall_ms();
+	list_add_tail(&s->queue, &r->qlink);
+	trim_history(s);
+	kick(s);
+	return 0;
 }
 
 struct run *sess_submit(struct sess *s, const char *text, size_t len,
@@ -345,20 +395,46 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len,
 		*err = -ENOENT;
 		return NULL;
 	}
-	r = run_new(s->dirfd, text, len, err);
-	if (!r)
+	snprintf(no, sizeof(no), "%u", s->next_no + 1);
+	r = add_run(s, no, s->next_no + 1);
+	if (!r) {
+		*err = -ENOMEM;
 		return NULL;
-	snprintf(no, sizeof(no), "%u", ++s->next_no);
-	r->no = s->next_no;
-	r->name = strdup(no);
-	r->sess = s;
-	r->queued_wall = loop_wall_ms();
-	list_add_tail(&s->runs, &r->link);
-	s->nruns++;
-	list_add_tail(&s->queue, &r->qlink);
-	trim_history(s);
-	kick(s);
+	}
+	s->next_no++;
+	*err = sess_queue_run(s, r, text, len);
+	if (*err < 0) {
+		drop_run(s, r);
+		return NULL;
+	}
 	return r;
+}
+
+int sess_new_run(struct sess *s, const char *name, struct run **out)
+{
+	unsigned long long n;
+
+	if (!name_valid(name) || strcmp(name, "latest") == 0 ||
+	    name_parse_u64(name, strlen(name), &n) == 0) {
+		sess_error(s, "runs/%.64s: a run name is 1-64 of "
+			   "[A-Za-z0-9._-], not all digits, not 'latest'",
+			   name);
+		return -EINVAL;
+	}
+	if (sess_run_by_name(s, name))
+		return -EEXIST;
+	if (s->dying)
+		return -ENOENT;
+	*out = add_run(s, name, 0);
+	return *out ? 0 : -ENOMEM;
+}
+
+int sess_remove_run(struct sess *s, struct run *r)
+{
+	if (r->state == RUN_RUNNING || (r->state == RUN_QUEUED && r->has_cmd))
+		return -EBUSY;
+	drop_run(s, r);
+	return 0;
 }
 
 /* Takes cwd and exported variables from a shell's report. */
@@ -433,6 +509,25 @@ static void close_pipe(struct run *r, struct loop_watch *w)
 	}
 }
 
+/* Lets go of the idle shell: the next run starts a new one from the
+ * cwd and variables of the last report. */
+static void retire_shell(struct sess *s)
+{
+	if (!s->pid)
+		return;
+	kill(s->pid, SIGKILL);
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	s->ctl_fd = -1;
+	if (s->res.fd >= 0) {
+		loop_del(&s->res);
+		close(s->res.fd);
+	}
+	s->res.fd = -1;
+	s->rbuf.len = 0;
+	s->pid = 0;
+}
+
 /* Ends the active run with this status. */
 static void finish_active(struct sess *s, int code, int sig)
 {
@@ -449,8 +544,16 @@ static void finish_active(struct sess *s, int code, int sig)
 	unlinkat(s->dirfd, name, 0);
 	if (r->end == END_TIMEDOUT)
 		code = 124;
+	else if (r->end == END_KILLED)
+		code = 128 + r->sig;
 	s->active = NULL;
-	run_finish(r, code, sig, r->end == END_NONE ? END_EXITED : r->end);
+	s->kill_stage = 0;
+	if (s->reset) {
+		s->reset = false;
+		retire_shell(s);
+	}
+	run_finish(r, code, r->end == END_KILLED ? r->sig : sig,
+		   r->end == END_NONE ? END_EXITED : r->end);
 	trim_history(s);
 	rearm_timer();
 }
@@ -581,12 +684,16 @@ static int start_run(struct sess *s, struct run *r)
 					 &s->pend_unset,
 					 s->pend_cwd ? s->cwd : NULL);
 	s->active = r;
+	r->pid = s->pid;
 	r->state = RUN_RUNNING;
 	r->started_wall = loop_wall_ms();
 	r->started_mono = loop_now_ms();
 	r->eff_timeout_ms = r->has_timeout  ? r->timeout_ms :
 			    s->timeout_ms   ? s->timeout_ms :
 					      conf.default_timeout_ms;
+	r->deadline = r->eff_timeout_ms ?
+			      r->started_mono + (int64_t)r->eff_timeout_ms :
+			      0;
 	if (rc == 0) {
 		snprintf(line, sizeof(line), "%llu %c\n",
 			 (unsigned long long)r->id, pre ? 'p' : '-');
@@ -731,6 +838,68 @@ int sess_chdir(struct sess *s, const char *path)
 	return 0;
 }
 
+int sess_kill_run(struct sess *s, int sig, enum run_end end)
+{
+	struct run *r = s->active;
+
+	if (!r || r->state != RUN_RUNNING)
+		return -ESRCH;
+	if (r->end == END_NONE) {
+		r->end = end;
+		r->sig = sig;
+	}
+	if (s->pid)
+		kill(s->pid, SHELL_ABORT_SIG);
+	contain_signal(&s->cg, sig, s->pid);
+	if (s->kill_stage == 0)
+		s->kill_began = loop_now_ms();
+	if (s->kill_stage == 0 || sig == SIGKILL) {
+		s->kill_stage = sig == SIGKILL ? 2 : 1;
+		s->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+	}
+	rearm_timer();
+	return 0;
+}
+
+void sess_reset(struct sess *s)
+{
+	if (s->active && s->active->state == RUN_RUNNING) {
+		s->reset = true;
+		sess_kill_run(s, SIGTERM, END_KILLED);
+		return;
+	}
+	retire_shell(s);
+}
+
+/* Timeouts and the escalation of kills of the active run. */
+static void run_timers(struct sess *s, int64_t now)
+{
+	struct run *r = s->active;
+
+	if (!r || r->state != RUN_RUNNING)
+		return;
+	if (r->deadline && now >= r->deadline && s->kill_stage == 0) {
+		sess_error(s, "run %s timed out after %llu ms", r->name,
+			   (unsigned long long)r->eff_timeout_ms);
+		sess_kill_run(s, SIGTERM, END_TIMEDOUT);
+	} else if (s->kill_stage == 1 && now >= s->kill_at) {
+		sess_error(s, "run %s outlived SIGTERM by %llu ms: SIGKILL",
+			   r->name, (unsigned long long)conf.kill_grace_ms);
+		sess_kill_run(s, SIGKILL, r->end);
+	} else if ((s->kill_stage == 1 || s->kill_stage == 2) && s->pid &&
+		   (now >= s->kill_at ||
+		    (now - s->kill_began >= SHELL_STUCK_MS &&
+		     contain_signal(&s->cg, 0, s->pid) == 0))) {
+		/* Only the shell is left and it is still in the command:
+		 * a loop of builtins inside a function does not notice
+		 * the abort trap. */
+		sess_error(s, "run %s: the shell does not let go; restarting "
+			   "it", r->name);
+		kill(s->pid, SIGKILL);
+		s->kill_stage = 3;
+	}
+}
+
 /* Frees s once its processes are gone. */
 static void finalize(struct sess *s)
 {
@@ -844,6 +1013,7 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 		log_msg(LOG_DEBUG, "timerfd: %m");
 	for (s = sess_first(); s; s = next) {
 		next = sess_next(s);
+		run_timers(s, now);
 		if (!s->dying || try_finalize(s))
 			continue;
 		if (!s->hard_killed && now >= s->kill_deadline) {
@@ -858,15 +1028,37 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 	rearm_timer();
 }
 
-/* Arms the timer for the nearest thing to check (10 ms while any session
- * is dying: cgroup emptiness has no cheaper signal here). */
+/* The earliest moment something of s needs the timer, or 0. */
+static int64_t next_deadline(const struct sess *s)
+{
+	int64_t t = 0;
+
+	if (s->dying)
+		return loop_now_ms() + 10; /* cgroup emptiness is polled */
+	if (s->kill_stage == 1 || s->kill_stage == 2)
+		t = s->kill_at < loop_now_ms() + 50 ? s->kill_at :
+						      loop_now_ms() + 50;
+	else if (s->active && s->active->state == RUN_RUNNING)
+		t = s->active->deadline;
+	return t;
+}
+
+/* Arms the timer for the nearest deadline of any session. */
 static void rearm_timer(void)
 {
 	struct itimerspec its = { 0 };
+	int64_t t = 0;
 
-	for (struct sess *s = sess_first(); s; s = sess_next(s))
-		if (s->dying)
-			its.it_value.tv_nsec = 10 * 1000000;
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		int64_t d = next_deadline(s);
+
+		if (d && (!t || d < t))
+			t = d;
+	}
+	if (t) {
+		its.it_value.tv_sec = t / 1000;
+		its.it_value.tv_nsec = (t % 1000) * 1000000 + 1;
+	}
 	if (timer_w.fd >= 0)
-		timerfd_settime(timer_w.fd, 0, &its, NULL);
+		timerfd_settime(timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL);
 }

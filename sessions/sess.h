@@ -50,6 +50,11 @@ struct sess {
 	struct contain cg;
 	bool dying, hard_killed, is_default;
 	int64_t kill_deadline; /* monotonic ms, while dying */
+	int kill_stage;	       /* the active run's kill: 0 none, 1 signalled,
+				* 2 KILLed, waiting for the shell */
+	int64_t kill_at;       /* when the kill escalates */
+	int64_t kill_began;
+	bool reset;	       /* restart the shell once it is idle */
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
 };
@@ -76,6 +81,20 @@ void sess_shutdown(void (*cb)(void *), void *arg);
 /* Queues a run of text (len bytes). Returns the run or NULL (*err). */
 struct run *sess_submit(struct sess *s, const char *text, size_t len,
 			int *err);
+/* A named run (mkdir runs/NAME): made now, queued when its cmd is
+ * written. Returns 0, -EINVAL or -EEXIST. */
+int sess_new_run(struct sess *s, const char *name, struct run **out);
+/* Queues a run made by sess_new_run with its command. -EBUSY if it has
+ * one already. */
+int sess_queue_run(struct sess *s, struct run *r, const char *text,
+		   size_t len);
+/* Removes a finished run from the history. -EBUSY while it is active. */
+int sess_remove_run(struct sess *s, struct run *r);
+/* Ends the active run's processes with sig (escalating to KILL after the
+ * grace period); end says why. Returns 0, or -ESRCH with no run. */
+int sess_kill_run(struct sess *s, int sig, enum run_end end);
+/* A fresh shell with the same cwd and exported variables. */
+void sess_reset(struct sess *s);
 /* The newest run, or NULL. */
 struct run *sess_latest(struct sess *s);
 struct run *sess_run_by_name(struct sess *s, const char *name);

@@ -14,11 +14,19 @@
 
 /* The shell's main loop. Every word that a user's function or alias
  * could shadow is called through `builtin` or is a keyword; the command
- * runs with fds 200 and 201 closed, so it cannot touch the protocol. */
+ * runs with fds 200 and 201 closed, so it cannot touch the protocol.
+ *
+ * To abandon a command (kill, timeout) the daemon sends SHELL_ABORT_SIG
+ * (RTMIN+3) before it signals the command's processes: the trap returns
+ * from the sourced file, so the rest of the script does not run once its
+ * foreground process is gone. A function only returns from itself; when
+ * that leaves the shell busy with no process left, the daemon replaces
+ * the shell (sess.c). */
 static const char boot[] =
 	"__sfs_d=$1\n"
 	"shift\n"
 	"shopt -s expand_aliases\n"
+	"trap 'builtin return 2>/dev/null' RTMIN+3\n"
 	"__sfs_report() {\n"
 	"  builtin printf '%s%s\\0%s\\0' \"$1\" \"$2\" \"$PWD\"\n"
 	"  builtin export -p\n"

@@ -12,6 +12,7 @@
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include "contain.h"
@@ -19,6 +20,8 @@
 
 #define SHELL_CTL_FD 200
 #define SHELL_RES_FD 201
+/* Makes the shell abandon the command it sources (see boot in shell.c). */
+#define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
 struct shell_frame {
 	char kind; /* 'R' after a run, 'X' from the EXIT trap */

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing (when run as root on
+# Debian), builds, runs the Check unit tests and the integration tests,
+# then the integration tests again in an AddressSanitizer+UBSan build.
+#
+# Usage: tests/run.sh            (from anywhere; builds under ./build-*)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+packages=(gcc libc6-dev libfuse3-dev fuse3 libconfig-dev check meson ninja-build
+	pkg-config curl)
+
+install_missing() {
+	local missing=() p
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "tests/run.sh: missing packages: ${missing[*]} (run as root to install)" >&2
+		return 1
+	fi
+	echo "== installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+		{ apt-get update -qq && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+}
+
+# setup DIR [meson options...]: configures DIR once, then builds it.
+build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
+
+install_missing
+[ -e /dev/fuse ] || modprobe fuse 2>/dev/null || true
+
+echo "== build"
+build build-test
+echo "== unit tests"
+meson test -C build-test --suite unit --print-errorlogs
+echo "== integration tests"
+SESSIONFS_BIN=$top/build-test/sessionfs bash tests/integration/run.sh
+
+echo "== build with AddressSanitizer and UndefinedBehaviorSanitizer"
+build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dbuildtype=debug
+echo "== integration tests under ASan+UBSan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=/tmp/sessionfs-asan
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=/tmp/sessionfs-ubsan
+rm -f /tmp/sessionfs-asan.* /tmp/sessionfs-ubsan.*
+status=0
+SESSIONFS_BIN=$top/build-asan/sessionfs bash tests/integration/run.sh || status=$?
+for f in /tmp/sessionfs-asan.* /tmp/sessionfs-ubsan.*; do
+	[ -e "$f" ] || continue
+	echo "== sanitizer report $f"
+	cat "$f"
+	status=1
+done
+exit $status
