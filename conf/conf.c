@@ -1,10 +1,13 @@
 /*
  * conf.c - built-in defaults of the settings.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "conf.h"
 
@@ -23,14 +26,27 @@ static char *default_workspace(void)
 	return strdup("/");
 }
 
-/* $XDG_RUNTIME_DIR when set, else /run for root, else /tmp. */
+static bool is_tmpfs(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
+/* $XDG_RUNTIME_DIR when set, else the first tmpfs of /run (root only)
+ * and /dev/shm, else /tmp. Spool files are created for every run, and on
+ * a disk file system a create costs ten times what it costs on tmpfs. */
 static char *default_runtime_dir(void)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 
 	if (xdg && xdg[0] == '/')
 		return strdup(xdg);
-	return strdup(geteuid() == 0 ? "/run" : "/tmp");
+	if (geteuid() == 0 && is_tmpfs("/run"))
+		return strdup("/run");
+	if (is_tmpfs("/dev/shm"))
+		return strdup("/dev/shm");
+	return strdup("/tmp");
 }
 
 void conf_defaults(void)

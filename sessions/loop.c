@@ -8,11 +8,14 @@
 #include <unistd.h>
 #include "loop.h"
 
+static int64_t loop_now_us(void);
 static int epfd = -1;
 static bool stopping;
 static void (*idle_fn)(void);
 /* The batch being dispatched, so that loop_del can drop pending events of
  * a watch that is going away (its memory may be freed right after). */
+#define LOOP_SPIN_US 300
+
 static struct epoll_event batch[64];
 static int batch_pos, batch_len;
 
@@ -60,8 +63,14 @@ void loop_stop(void)
 
 int loop_run(void)
 {
+	int64_t busy_until = 0;
+
 	while (!stopping) {
-		int n = epoll_wait(epfd, batch, 64, -1);
+		/* Poll without sleeping for a short while after work: on VMs
+		 * a wakeup from epoll_wait costs hundreds of microseconds,
+		 * and a command round trip is a chain of such wakeups. */
+		int n = epoll_wait(epfd, batch, 64,
+				   loop_now_us() < busy_until ? 0 : -1);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -75,6 +84,8 @@ int loop_run(void)
 		batch_len = 0;
 		if (idle_fn)
 			idle_fn();
+		if (n > 0)
+			busy_until = loop_now_us() + LOOP_SPIN_US;
 	}
 	return 0;
 }
@@ -85,6 +96,14 @@ static int64_t clock_ms(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t loop_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 int64_t loop_now_ms(void)

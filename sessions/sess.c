@@ -437,6 +437,25 @@ int sess_remove_run(struct sess *s, struct run *r)
 	return 0;
 }
 
+/* Parses the `export -p` that the shell left in the file "env". */
+static int read_env_file(struct sess *s, struct envmap *m)
+{
+	struct strbuf b = { 0 };
+	char buf[65536];
+	ssize_t n;
+	int fd = openat(s->dirfd, "env", O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sb_add(&b, buf, (size_t)n);
+	close(fd);
+	rc = b.err ? b.err : envmap_parse_export(m, b.p ? b.p : "", b.len);
+	free(b.p);
+	return rc;
+}
+
 /* Takes cwd and exported variables from a shell's report. */
 static void apply_frame(struct sess *s, const struct shell_frame *f)
 {
@@ -451,8 +470,12 @@ static void apply_frame(struct sess *s, const struct shell_frame *f)
 		}
 	}
 	envmap_init(&fresh, OBJ_NONE, NULL);
-	if (envmap_parse_export(&fresh, f->env, f->env_len) == 0)
+	if (f->env_len) {
+		if (envmap_parse_export(&fresh, f->env, f->env_len) == 0)
+			envmap_assign(&s->env, &fresh);
+	} else if (read_env_file(s, &fresh) == 0) {
 		envmap_assign(&s->env, &fresh);
+	}
 	envmap_free(&fresh);
 	/* Writes made while the run was active still apply. */
 	for (size_t i = 0; i < s->pend_unset.n; i++)
@@ -464,6 +487,27 @@ static void apply_frame(struct sess *s, const struct shell_frame *f)
 
 static char iobuf[1 << 20];
 
+/* Creates r's spool files at its first output (most runs print little
+ * or nothing, and creating files is a run's main cost). */
+static int open_spools(struct run *r)
+{
+	int dirfd = r->sess->dirfd;
+	char name[64];
+	int rc = 0;
+
+	if (r->all.fd >= 0)
+		return 0;
+	run_file(r, "out", name, sizeof(name));
+	rc = spool_open(&r->out, dirfd, name, conf.max_output_bytes);
+	run_file(r, "err", name, sizeof(name));
+	if (rc == 0)
+		rc = spool_open(&r->err, dirfd, name, conf.max_output_bytes);
+	run_file(r, "idx", name, sizeof(name));
+	if (rc == 0)
+		rc = outidx_open(&r->all, dirfd, name);
+	return rc;
+}
+
 /* Moves what the fifo holds into r's spools; closes it at EOF. */
 static void pipe_drain(struct run *r, struct loop_watch *w)
 {
@@ -474,6 +518,12 @@ static void pipe_drain(struct run *r, struct loop_watch *w)
 		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
 		uint64_t at = sp->size;
 
+		if (n >= 65536 && i == 0)
+			fcntl(w->fd, F_SETPIPE_SZ, 1 << 20); /* a big writer */
+		if (n > 0 && open_spools(r) < 0) {
+			log_msg(LOG_ERR, "spool open: %m");
+			n = 0;
+		}
 		if (n > 0) {
 			n = spool_append(sp, iobuf, (size_t)n);
 			if (n < 0 ||
@@ -641,26 +691,9 @@ static int open_fifo(struct sess *s, struct run *r, const char *sfx,
 	w->fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (w->fd < 0)
 		return -errno;
-	fcntl(w->fd, F_SETPIPE_SZ, 1 << 20);
 	w->fn = on_pipe;
 	w->arg = r;
 	return loop_add(w, EPOLLIN);
-}
-
-static int open_spools(struct sess *s, struct run *r)
-{
-	char name[64];
-	int rc;
-
-	run_file(r, "out", name, sizeof(name));
-	rc = spool_open(&r->out, s->dirfd, name, conf.max_output_bytes);
-	run_file(r, "err", name, sizeof(name));
-	if (rc == 0)
-		rc = spool_open(&r->err, s->dirfd, name, conf.max_output_bytes);
-	run_file(r, "idx", name, sizeof(name));
-	if (rc == 0)
-		rc = outidx_open(&r->all, s->dirfd, name);
-	return rc;
 }
 
 /* Hands r to the shell: spools, fifos, prelude, then the line. */
@@ -672,8 +705,6 @@ static int start_run(struct sess *s, struct run *r)
 
 	if (!s->pid)
 		rc = start_shell(s);
-	if (rc == 0)
-		rc = open_spools(s, r);
 	if (rc == 0)
 		rc = open_fifo(s, r, "o", &r->pipe_o);
 	if (rc == 0)

@@ -4,10 +4,13 @@
  * The daemon sends "ID FLAG\n" on the shell's fd 200; the shell sources
  * r<ID>.cmd (after applying r<ID>.pre when FLAG is 'p') with stdin from
  * /dev/null and stdout/stderr into the fifos r<ID>.o and r<ID>.e, then
- * reports on fd 201 a frame "R<status>\0<PWD>\0<export -p>\0". The report
- * never passes through the command's output, so output cannot fake it.
- * When the shell exits, its EXIT trap leaves the same frame (kind 'X') in
- * the file "state" so the next shell starts where it left off.
+ * writes `export -p` to the file "env" and reports on fd 201 a frame
+ * "R<status>\0<PWD>\0\0" in one write (a pipe write per variable would
+ * wake the daemon once per variable). The report never passes through
+ * the command's output, so output cannot fake it. When the shell exits,
+ * its EXIT trap leaves the same frame (kind 'X') in the file "state" so
+ * the next shell starts where it left off. The frame's third field is
+ * kept for variables sent inline; the shell leaves it empty.
  */
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
