@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ struct fh {
 	char *text;	 /* snapshot of a generated file */
 	size_t tlen;
 	struct strbuf w; /* bytes written since open */
+	struct fuse_pollhandle *ph; /* a poll waiting for readability */
+	struct park *poll_watch;    /* its record on the run */
 	bool dirty;	 /* cmd bytes not yet submitted */
 	int werr;	 /* sticky write error */
 };
@@ -324,8 +327,19 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(d.p);
 }
 
+static void fh_unwatch(struct fh *fh)
+{
+	if (fh->poll_watch)
+		park_cancel(fh->poll_watch);
+	if (fh->ph)
+		fuse_pollhandle_destroy(fh->ph);
+	fh->poll_watch = NULL;
+	fh->ph = NULL;
+}
+
 static void fh_free(struct fh *fh)
 {
+	fh_unwatch(fh);
 	if (fh->r)
 		run_unref(fh->r);
 	if (fh->fd >= 0)
@@ -551,8 +565,51 @@ static void answer_or_park(fuse_req_t req, struct fh *fh, size_t size,
 
 	if (try(&now))
 		return;
-	if (park_add(fh->r, &now) < 0)
+	if (!park_add(fh->r, &now))
 		fuse_reply_err(req, ENOMEM);
+}
+
+/* True when a read of fh would not block. */
+static bool readable(const struct fh *fh)
+{
+	if (!fh->r || !run_active(fh->r))
+		return true;
+	return fh->ft == FT_STREAM && fh->r->all.size > fh->cursor;
+}
+
+static bool try_notify_poll(struct park *p)
+{
+	struct fh *fh = p->fh;
+
+	if (!readable(fh))
+		return false;
+	fuse_lowlevel_notify_poll(fh->ph);
+	fuse_pollhandle_destroy(fh->ph);
+	fh->ph = NULL;
+	fh->poll_watch = NULL; /* park_wake frees the record */
+	return true;
+}
+
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	struct fh *fh = get_fh(fi);
+	struct park watch = { .fh = fh, .retry = try_notify_poll };
+	bool blocking = fh->ft == FT_STREAM || fh->ft == FT_EXIT;
+
+	(void)ino;
+	if (!blocking || readable(fh)) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLRDNORM);
+		return;
+	}
+	if (ph) {
+		fh_unwatch(fh);
+		fh->ph = ph;
+		fh->poll_watch = park_add(fh->r, &watch);
+	}
+	fuse_reply_poll(req, 0);
 }
 
 /* Reading clone makes a session named by the smallest free number. */
@@ -996,4 +1053,5 @@ const struct fuse_lowlevel_ops fsn_ops = {
 	.release = op_release,
 	.readdir = op_readdir,
 	.create = op_create,
+	.poll = op_poll,
 };

@@ -20,16 +20,17 @@ static void on_interrupt(fuse_req_t req, void *data)
 	list_add_tail(&interrupted, &p->link);
 }
 
-int park_add(struct run *r, const struct park *how)
+struct park *park_add(struct run *r, const struct park *how)
 {
 	struct park *p = malloc(sizeof(*p));
 
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	*p = *how;
 	list_add_tail(&r->waiters, &p->link);
-	fuse_req_interrupt_func(p->req, on_interrupt, p);
-	return 0;
+	if (p->req)
+		fuse_req_interrupt_func(p->req, on_interrupt, p);
+	return p;
 }
 
 void park_wake(struct run *r)
@@ -45,6 +46,12 @@ void park_wake(struct run *r)
 			free(p);
 		}
 	}
+}
+
+void park_cancel(struct park *p)
+{
+	list_del(&p->link);
+	free(p);
 }
 
 void park_idle(void)

@@ -1,7 +1,8 @@
 /*
  * park.h - requests whose reply waits for a run: a read of `exit` or
- * `stream`, the close of `cmd`. They cost only this record while they
- * wait; no thread is held. Interrupted ones get EINTR.
+ * `stream`, the close of `cmd`, and poll watches on those files. They
+ * cost only this record while they wait; no thread is held. Interrupted
+ * requests get EINTR.
  */
 #ifndef SFS_PARK_H
 #define SFS_PARK_H
@@ -20,8 +21,11 @@ struct park {
 	bool (*retry)(struct park *p);
 };
 
-/* Parks req on r until retry succeeds. Returns 0 or -ENOMEM. */
-int park_add(struct run *r, const struct park *how);
+/* Parks a copy of *how on r until its retry succeeds (a poll watch has
+ * no request). Returns the record, or NULL on ENOMEM. */
+struct park *park_add(struct run *r, const struct park *how);
+/* Drops a parked record that has no request waiting on it. */
+void park_cancel(struct park *p);
 /* Retries every request parked on r (run_changed_hook). */
 void park_wake(struct run *r);
 /* Answers interrupted requests with EINTR (called after each batch). */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 #include "contain.h"
 #include "log.h"
@@ -144,6 +145,51 @@ bool contain_setup(void)
 	strncat(base_path, name, sizeof(base_path) - strlen(base_path) - 1);
 	log_msg(LOG_INFO, "sessions are contained in %s", base_path);
 	return true;
+}
+
+/* The watchdog: waits for EOF on fd (the daemon's end closes when it
+ * dies, however it dies), then kills what is left of the instance. */
+static void watchdog_main(int fd, const char *name)
+{
+	char c;
+	int parent;
+
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+	parent = open(base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent < 0)
+		_exit(0); /* a clean exit removed it already */
+	close(parent);
+	*strrchr(base_path, '/') = '\0';
+	parent = open(base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent >= 0)
+		remove_stale(parent, name);
+	_exit(0);
+}
+
+void contain_watchdog(void)
+{
+	char name[64];
+	int p[2];
+	pid_t pid;
+
+	if (base_fd < 0 || pipe2(p, O_CLOEXEC) < 0)
+		return;
+	snprintf(name, sizeof(name), "%s", strrchr(base_path, '/') + 1);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[0], 3);
+		close_range(4, ~0U, 0); /* above all, /dev/fuse */
+		setsid();
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		watchdog_main(3, name);
+	}
+	close(p[0]);
+	if (pid < 0)
+		close(p[1]);
+	/* p[1] stays open, close-on-exec, for the daemon's whole life. */
 }
 
 void contain_teardown(void)

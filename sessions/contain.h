@@ -23,6 +23,9 @@ struct contain {
  * removing leftovers of instances that died. Returns true when cgroups
  * are in use. */
 bool contain_setup(void);
+/* Starts a small watchdog process that, should this daemon die without
+ * cleaning up (SIGKILL), kills and removes this instance's cgroups. */
+void contain_watchdog(void);
 /* Removes this instance's parent cgroup (all children must be empty). */
 void contain_teardown(void);
 /* Prepares containment for one session. Returns 0 or -errno. */

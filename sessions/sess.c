@@ -117,7 +117,8 @@ int sess_init(void)
 			conf.runtime_dir, strerror(-rc));
 		return rc;
 	}
-	contain_setup();
+	if (contain_setup())
+		contain_watchdog();
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	envmap_init(&base_env, OBJ_NONE, NULL);
 	for (char **e = environ; *e; e++) {

@@ -9,26 +9,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-packages=(gcc libc6-dev libfuse3-dev fuse3 libconfig-dev check meson ninja-build
-	pkg-config curl)
-
-install_missing() {
-	local missing=() p
-	for p in "${packages[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q "install ok installed" || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "tests/run.sh: missing packages: ${missing[*]} (run as root to install)" >&2
-		return 1
-	fi
-	echo "== installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
-		{ apt-get update -qq && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
-}
-
 # setup DIR [meson options...]: configures DIR once, then builds it.
 build() {
 	local dir=$1
@@ -39,7 +19,7 @@ build() {
 	ninja -C "$dir" >/dev/null
 }
 
-install_missing
+bash tests/install-deps.sh
 [ -e /dev/fuse ] || modprobe fuse 2>/dev/null || true
 
 echo "== build"

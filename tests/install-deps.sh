@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building and testing sessionfs need,
+# when they are missing. Needs root for the install; says what is missing
+# otherwise. Used by tests/run.sh and examples/quickstart.sh.
+set -euo pipefail
+
+packages=(gcc libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
+	ninja-build pkg-config curl psmisc)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing packages: ${missing[*]} (run as root to install them)" >&2
+	exit 1
+fi
+echo "installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+	{ apt-get update -qq &&
+		apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
