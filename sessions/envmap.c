@@ -261,8 +261,8 @@ static int decode_value(const char *s, size_t len, size_t *i, struct bytes *b)
 }
 
 /* Parses "declare -FLAGS NAME[=VALUE]" (or, in POSIX mode,
- * "export NAME[=VALUE]") at s[*i]; *i is just past "declare -" or
- * "export ". */
+ * "export [-FLAGS ]NAME[=VALUE]") at s[*i]; *i is just past "declare -",
+ * "export -" or "export ". */
 static int parse_decl(struct envmap *m, const char *s, size_t len, size_t *i,
 		      bool flags)
 {
@@ -312,6 +312,8 @@ int envmap_parse_export(struct envmap *m, const char *s, size_t len)
 	envmap_free(m);
 	while (i < len && rc == 0) {
 		if (skip_word(s, len, &i, "declare -"))
+			rc = parse_decl(m, s, len, &i, true);
+		else if (skip_word(s, len, &i, "export -"))
 			rc = parse_decl(m, s, len, &i, true);
 		else if (skip_word(s, len, &i, "export "))
 			rc = parse_decl(m, s, len, &i, false);

@@ -56,9 +56,11 @@ int name_parse_u64(const char *s, size_t len, unsigned long long *out)
 	while (i < len && is_blank(s[i]))
 		i++;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
-		if (v > (~0ULL - 9) / 10)
+		unsigned d = (unsigned)(s[i] - '0');
+
+		if (v > (~0ULL - d) / 10)
 			return -ERANGE;
-		v = v * 10 + (unsigned)(s[i] - '0');
+		v = v * 10 + d;
 	}
 	while (i < len && is_blank(s[i]))
 		i++;

@@ -99,7 +99,12 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(cg) < 0 || null < 0)
 		_exit(126);
-	if (dup2(ctl_r, SHELL_CTL_FD) < 0 || dup2(res_w, SHELL_RES_FD) < 0)
+	/* Move both ends above 201 first: dup2 onto the same number would
+	 * keep close-on-exec, and one may sit on 200 or 201 already. */
+	ctl_r = fcntl(ctl_r, F_DUPFD, SHELL_RES_FD + 1);
+	res_w = fcntl(res_w, F_DUPFD, SHELL_RES_FD + 1);
+	if (ctl_r < 0 || res_w < 0 || dup2(ctl_r, SHELL_CTL_FD) < 0 ||
+	    dup2(res_w, SHELL_RES_FD) < 0)
 		_exit(126);
 	dup2(null, 0);
 	dup2(null, 1);

@@ -61,6 +61,7 @@ char *sb_take(struct strbuf *b, size_t *len)
 		free(b->p);
 		return NULL;
 	}
+	b->p[b->len] = '\0';
 	p = b->p;
 	*len = b->len;
 	b->p = NULL;
