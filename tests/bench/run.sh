@@ -1,15 +1,18 @@
 #!/bin/bash
 # Runs the sessionfs benchmarks: exec_latency (the cost of one command run
-# through the files, against spawning `bash -c true`) and throughput (1 GiB
-# of output through stdout, against a shell writing it to a file).
+# through the files, against spawning `bash -c true`), throughput (1 GiB
+# of output through stdout, against a shell writing it to a file) and
+# parked (that round trip with 1000 readers blocked on exit and stream of
+# other sessions, against none).
 #
 # Usage: tests/bench/run.sh BUILD_DIR
 #
-# Mounts BUILD_DIR/sessionfs -f on a temporary directory, runs both
+# Mounts BUILD_DIR/sessionfs -f on a temporary directory, runs the
 # benchmarks (at most 300 s each) and always unmounts. The benchmarks are
 # taken from BUILD_DIR/tests/bench/, or compiled from this directory with
-# ${CC:-cc} if the build has none. Extra daemon options may be given in
-# SESSIONFS_OPTS; EXEC_LATENCY_N and THROUGHPUT_MIB change the sizes.
+# ${CC:-cc} if the build lacks one. Extra daemon options may be given in
+# SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS and
+# PARKED_N change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -54,7 +57,7 @@ cleanup() {
 		fi
 	fi
 	# Never rm -r: if the unmount failed, mnt is still sessionfs.
-	rm -f "$log" "$work/exec_latency" "$work/throughput"
+	rm -f "$log" "$work/exec_latency" "$work/throughput" "$work/parked"
 	rmdir "$mnt" "$work" 2>/dev/null ||
 		echo "run.sh: left $work behind" >&2
 }
@@ -67,9 +70,10 @@ mkdir "$mnt" || exit 1
 
 # The benchmarks: from the build if it has them, else compiled here.
 bins=$build/tests/bench
-if [ ! -x "$bins/exec_latency" ] || [ ! -x "$bins/throughput" ]; then
+if [ ! -x "$bins/exec_latency" ] || [ ! -x "$bins/throughput" ] ||
+	[ ! -x "$bins/parked" ]; then
 	bins=$work
-	for b in exec_latency throughput; do
+	for b in exec_latency throughput parked; do
 		# shellcheck disable=SC2086 # CC may hold options
 		${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 \
 			-o "$bins/$b" "$here/$b.c" || exit 1
@@ -108,6 +112,11 @@ timeout -k 10 300 "$bins/exec_latency" "$mnt" "${EXEC_LATENCY_N:-2000}" || {
 }
 timeout -k 10 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}" || {
 	echo "run.sh: throughput failed (status $?)" >&2
+	status=1
+}
+timeout -k 10 300 "$bins/parked" "$mnt" "${PARKED_READERS:-1000}" \
+	"${PARKED_N:-1000}" || {
+	echo "run.sh: parked failed (status $?)" >&2
 	status=1
 }
 if [ $status -ne 0 ]; then

@@ -1,0 +1,407 @@
+/* test_tree.c - the file tables and inode resolution of fs/tree.c. */
+#include <errno.h>
+#include "fs/tree.h"
+#include "sessions/objs.h"
+#include "sessions/run.h"
+#include "unit.h"
+
+static const enum ft dirs[] = {FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN};
+
+START_TEST(root_ino)
+{
+	struct node n;
+
+	ck_assert_uint_eq(tree_ino(0, FT_ROOT), FUSE_ROOT_ID);
+	ck_assert_int_eq(tree_resolve(FUSE_ROOT_ID, &n), 0);
+	ck_assert_int_eq(n.ft, FT_ROOT);
+	ck_assert_uint_eq(n.id, 0);
+	ck_assert_ptr_null(n.s);
+	ck_assert_ptr_null(n.r);
+	/* types need 8 bits at most */
+	ck_assert_int_le(FT_MAX, 256);
+	ck_assert_uint_eq(tree_ino(5, FT_CMD), (5u << 8) | FT_CMD);
+}
+END_TEST
+
+/* Every table: non-empty names without '/', unique in their directory,
+ * each a directory or a regular file of a real type. */
+START_TEST(tables_well_formed)
+{
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		size_t n = 0;
+		const struct fent *t = tree_table(dirs[d], &n);
+
+		ck_assert_ptr_nonnull(t);
+		ck_assert_uint_gt(n, 0);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_ptr_nonnull(t[i].name);
+			ck_assert_uint_gt(strlen(t[i].name), 0);
+			ck_assert_ptr_null(strchr(t[i].name, '/'));
+			ck_assert_str_ne(t[i].name, ".");
+			ck_assert_str_ne(t[i].name, "..");
+			ck_assert(t[i].ft > FT_NONE && t[i].ft < FT_MAX);
+			ck_assert_msg(S_ISDIR(t[i].mode) || S_ISREG(t[i].mode),
+				      "%s: mode %o", t[i].name, t[i].mode);
+			/* directories can be entered */
+			if (S_ISDIR(t[i].mode))
+				ck_assert_uint_eq(t[i].mode & 0111, 0111);
+			for (size_t j = 0; j < i; j++) {
+				ck_assert_msg(strcmp(t[i].name, t[j].name),
+					      "%s twice", t[i].name);
+				ck_assert_msg(t[i].ft != t[j].ft,
+					      "type %d twice", t[i].ft);
+			}
+		}
+	}
+}
+END_TEST
+
+START_TEST(other_dirs_have_no_table)
+{
+	static const enum ft none[] = {FT_NONE,	  FT_CMD,    FT_ENVDIR, FT_RUNS,
+				       FT_LATEST, FT_ENVVAR, FT_MAX};
+
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++) {
+		size_t n = 77;
+
+		ck_assert_ptr_null(tree_table(none[i], &n));
+		ck_assert_uint_eq(n, 0);
+	}
+}
+END_TEST
+
+static const struct fent *find(enum ft dir, const char *name)
+{
+	size_t n;
+	const struct fent *t = tree_table(dir, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name))
+			return &t[i];
+	return NULL;
+}
+
+/* The files the design names, with their types and who may write. */
+START_TEST(design_files)
+{
+	static const char *const run_files[] = {
+		"cmd",	"stdout", "stderr",	 "output",  "stream",
+		"exit", "status", "result.json", "timeout",
+	};
+	static const char *const sess_only[] = {"cwd", "env", "error", "ctl",
+						"runs"};
+	size_t n;
+
+	ck_assert_ptr_nonnull(find(FT_ROOT, "README"));
+	ck_assert(S_ISDIR(find(FT_ROOT, "sessions")->mode));
+	ck_assert_ptr_nonnull(find(FT_SESSIONS, "clone"));
+	for (size_t i = 0; i < sizeof(run_files) / sizeof(*run_files); i++) {
+		const struct fent *s = find(FT_SESS, run_files[i]);
+		const struct fent *r = find(FT_RUN, run_files[i]);
+
+		ck_assert_msg(s && r, "%s missing", run_files[i]);
+		/* the same file at both levels */
+		ck_assert_int_eq(s->ft, r->ft);
+		ck_assert_int_eq(s->mode, r->mode);
+		ck_assert(tree_is_run_file(s->ft));
+		ck_assert(S_ISREG(s->mode));
+	}
+	tree_table(FT_RUN, &n);
+	ck_assert_uint_eq(n, sizeof(run_files) / sizeof(*run_files));
+	for (size_t i = 0; i < sizeof(sess_only) / sizeof(*sess_only); i++) {
+		const struct fent *s = find(FT_SESS, sess_only[i]);
+
+		ck_assert_msg(s != NULL, "%s missing", sess_only[i]);
+		ck_assert(!tree_is_run_file(s->ft));
+		ck_assert_ptr_null(find(FT_RUN, sess_only[i]));
+	}
+	ck_assert(S_ISDIR(find(FT_SESS, "env")->mode));
+	ck_assert(S_ISDIR(find(FT_SESS, "runs")->mode));
+	/* written by users: cmd, cwd, timeout, ctl; the reports are not */
+	ck_assert(find(FT_SESS, "cmd")->mode & 0200);
+	ck_assert(find(FT_SESS, "cwd")->mode & 0200);
+	ck_assert(find(FT_SESS, "timeout")->mode & 0200);
+	ck_assert(find(FT_SESS, "ctl")->mode & 0200);
+	ck_assert_uint_eq(find(FT_SESS, "stdout")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_SESS, "exit")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_SESS, "status")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_SESS, "result.json")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_SESS, "error")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_ROOT, "README")->mode & 0222, 0);
+	ck_assert_uint_eq(find(FT_SESSIONS, "clone")->mode & 0222, 0);
+}
+END_TEST
+
+/* Every type has an entry that names it; table entries agree with it. */
+START_TEST(fent_every_type)
+{
+	ck_assert_ptr_null(tree_fent(FT_NONE));
+	ck_assert_ptr_null(tree_fent(FT_MAX));
+	for (int ft = FT_NONE + 1; ft < FT_MAX; ft++) {
+		const struct fent *e = tree_fent((enum ft)ft);
+
+		ck_assert_msg(e != NULL, "no entry for type %d", ft);
+		ck_assert_int_eq(e->ft, ft);
+		ck_assert_ptr_nonnull(e->name);
+	}
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		size_t n;
+		const struct fent *t = tree_table(dirs[d], &n);
+
+		for (size_t i = 0; i < n; i++) {
+			const struct fent *e = tree_fent(t[i].ft);
+
+			ck_assert_str_eq(e->name, t[i].name);
+			ck_assert_int_eq(e->mode, t[i].mode);
+		}
+	}
+	ck_assert(S_ISDIR(tree_fent(FT_ROOT)->mode));
+	ck_assert(S_ISDIR(tree_fent(FT_SESS)->mode));
+	ck_assert(S_ISDIR(tree_fent(FT_RUN)->mode));
+	ck_assert(S_ISLNK(tree_fent(FT_LATEST)->mode));
+	ck_assert_str_eq(tree_fent(FT_LATEST)->name, "latest");
+	ck_assert(S_ISREG(tree_fent(FT_ENVVAR)->mode));
+}
+END_TEST
+
+START_TEST(run_file_types)
+{
+	size_t n;
+	const struct fent *t = tree_table(FT_RUN, &n);
+
+	for (size_t i = 0; i < n; i++)
+		ck_assert(tree_is_run_file(t[i].ft));
+	ck_assert(!tree_is_run_file(FT_NONE));
+	ck_assert(!tree_is_run_file(FT_ROOT));
+	ck_assert(!tree_is_run_file(FT_SESS));
+	ck_assert(!tree_is_run_file(FT_RUN));
+	ck_assert(!tree_is_run_file(FT_RUNS));
+	ck_assert(!tree_is_run_file(FT_CWD));
+	ck_assert(!tree_is_run_file(FT_ENVDIR));
+	ck_assert(!tree_is_run_file(FT_ENVVAR));
+	ck_assert(!tree_is_run_file(FT_ERROR));
+	ck_assert(!tree_is_run_file(FT_CTL));
+	ck_assert(!tree_is_run_file(FT_LATEST));
+	ck_assert(!tree_is_run_file(FT_MAX));
+}
+END_TEST
+
+START_TEST(resolve_fixed)
+{
+	static const enum ft fixed[] = {FT_ROOT, FT_README, FT_SESSIONS,
+					FT_CLONE};
+	struct node n;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(*fixed); i++) {
+		ck_assert_int_eq(tree_resolve(tree_ino(0, fixed[i]), &n), 0);
+		ck_assert_int_eq(n.ft, fixed[i]);
+		/* they exist once, with id 0 only */
+		ck_assert_int_eq(tree_resolve(tree_ino(1, fixed[i]), &n),
+				 -ENOENT);
+		ck_assert_int_eq(tree_resolve(tree_ino(12345, fixed[i]), &n),
+				 -ENOENT);
+	}
+}
+END_TEST
+
+START_TEST(resolve_bad_types)
+{
+	struct node n;
+
+	ck_assert_int_eq(tree_resolve(0, &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(3, FT_NONE), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(0, FT_MAX), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve((3u << 8) | 0xff, &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(0xff, &n), -ENOENT);
+	/* session-level types of an id that was never made */
+	ck_assert_int_eq(tree_resolve(tree_ino(1ULL << 40, FT_SESS), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(1ULL << 40, FT_CMD), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(1ULL << 40, FT_ENVVAR), &n),
+			 -ENOENT);
+}
+END_TEST
+
+/* A session object, as sess.c would register it (only what tree.c and
+ * sess_latest look at). */
+static struct sess *fake_sess(void)
+{
+	struct sess *s = calloc(1, sizeof(*s));
+
+	ck_assert_ptr_nonnull(s);
+	list_init(&s->runs);
+	list_init(&s->queue);
+	s->id = objs_add(OBJ_SESS, s);
+	return s;
+}
+
+static struct run *add_run(struct sess *s, bool has_cmd)
+{
+	struct run *r = run_new_empty();
+
+	ck_assert_ptr_nonnull(r);
+	r->sess = s;
+	r->has_cmd = has_cmd;
+	list_add_tail(&s->runs, &r->link);
+	return r;
+}
+
+START_TEST(resolve_session)
+{
+	struct sess *s = fake_sess();
+	struct run *r1, *r2;
+	struct node n;
+
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_SESS), &n), 0);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert_ptr_null(n.r);
+	ck_assert(!n.run_level);
+	ck_assert_uint_eq(n.id, s->id);
+	/* run files before any run: the session, no run */
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_STDOUT), &n), 0);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert_ptr_null(n.r);
+
+	r1 = add_run(s, true);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_EXIT), &n), 0);
+	ck_assert_ptr_eq(n.r, r1);
+	r2 = add_run(s, true);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_EXIT), &n), 0);
+	ck_assert_ptr_eq(n.r, r2);
+	ck_assert(!n.run_level);
+	/* a named run with no command yet is not the latest */
+	add_run(s, false);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_STATUS), &n), 0);
+	ck_assert_ptr_eq(n.r, r2);
+	/* files that are not a run's carry no run */
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_CWD), &n), 0);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert_ptr_null(n.r);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_ENVDIR), &n), 0);
+	ck_assert_ptr_null(n.r);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_RUNS), &n), 0);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_LATEST), &n), 0);
+	ck_assert_ptr_eq(n.s, s);
+
+	/* once the session is gone, all of its inodes are stale */
+	objs_del(s->id);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_SESS), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_EXIT), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_CWD), &n), -ENOENT);
+}
+END_TEST
+
+START_TEST(resolve_run)
+{
+	struct sess *s = fake_sess();
+	struct run *r1 = add_run(s, true), *r2 = add_run(s, true);
+	struct node n;
+
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_RUN), &n), 0);
+	ck_assert_ptr_eq(n.r, r1);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert(n.run_level);
+	/* runs/N/stdout is that run's, not the latest */
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_STDOUT), &n), 0);
+	ck_assert_ptr_eq(n.r, r1);
+	ck_assert(n.run_level);
+	ck_assert_int_eq(tree_resolve(tree_ino(r2->id, FT_TIMEOUT), &n), 0);
+	ck_assert_ptr_eq(n.r, r2);
+	/* what a run directory does not hold */
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_CWD), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_ENVDIR), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_ERROR), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_CTL), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_RUNS), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_SESS), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_LATEST), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_ENVVAR), &n),
+			 -ENOENT);
+	/* a run kept open after its session went away */
+	r2->sess = NULL;
+	ck_assert_int_eq(tree_resolve(tree_ino(r2->id, FT_STDOUT), &n),
+			 -ENOENT);
+	/* a run freed */
+	list_del(&r1->link);
+	run_unref(r1);
+	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_RUN), &n), -ENOENT);
+}
+END_TEST
+
+START_TEST(resolve_envvar)
+{
+	struct sess *s = fake_sess();
+	struct envmap m;
+	struct envvar *v;
+	struct node n;
+	uint64_t id;
+
+	envmap_init(&m, OBJ_ENVVAR, s);
+	ck_assert_int_eq(envmap_set(&m, "A", "1", 1), 0);
+	v = envmap_get(&m, "A");
+	ck_assert_int_eq(tree_resolve(tree_ino(v->id, FT_ENVVAR), &n), 0);
+	ck_assert_ptr_eq(n.var, v);
+	ck_assert_ptr_eq(n.s, s);
+	/* an env var id is not a session or a run */
+	ck_assert_int_eq(tree_resolve(tree_ino(v->id, FT_SESS), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(v->id, FT_STDOUT), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(v->id, FT_RUN), &n), -ENOENT);
+	/* and a session id is not an env var */
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_ENVVAR), &n), -ENOENT);
+	id = v->id;
+	ck_assert_int_eq(envmap_unset(&m, "A"), 0);
+	ck_assert_int_eq(tree_resolve(tree_ino(id, FT_ENVVAR), &n), -ENOENT);
+	envmap_free(&m);
+}
+END_TEST
+
+/* Inode numbers of different objects and types never collide. */
+START_TEST(ino_unique)
+{
+	static fuse_ino_t seen[64 * FT_MAX];
+	size_t k = 0;
+
+	for (uint64_t id = 0; id < 64; id++)
+		for (int ft = 0; ft < FT_MAX; ft++) {
+			fuse_ino_t ino = tree_ino(id, (enum ft)ft);
+
+			ck_assert_uint_eq(ino >> 8, id);
+			ck_assert_uint_eq(ino & 0xff, (unsigned)ft);
+			for (size_t j = 0; j < k; j++)
+				ck_assert(seen[j] != ino);
+			seen[k++] = ino;
+		}
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tree");
+	TCase *tc = tcase_create("tables");
+
+	tcase_add_test(tc, root_ino);
+	tcase_add_test(tc, tables_well_formed);
+	tcase_add_test(tc, other_dirs_have_no_table);
+	tcase_add_test(tc, design_files);
+	tcase_add_test(tc, fent_every_type);
+	tcase_add_test(tc, run_file_types);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("resolve");
+	tcase_add_test(tc, resolve_fixed);
+	tcase_add_test(tc, resolve_bad_types);
+	tcase_add_test(tc, resolve_session);
+	tcase_add_test(tc, resolve_run);
+	tcase_add_test(tc, resolve_envvar);
+	tcase_add_test(tc, ino_unique);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(suite());
+}
