@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# run.sh: run the sessionfs integration tests.
+#
+#   SESSIONFS_BIN=/path/to/sessionfs tests/integration/run.sh [NAME...]
+#
+# Runs every t*.sh of this folder (or only those named, e.g. t01 t04_bytes),
+# each under `timeout 120`, prints its check lines and result, and ends with
+# one line "N passed, M failed" (counting checks; a test file that timed out
+# or crashed counts as one more failed check). Exits non-zero if anything
+# failed. Needs root (or a user allowed to mount FUSE), bash and coreutils.
+
+export LC_ALL=C
+here=$(cd "$(dirname "$0")" && pwd)
+export SESSIONFS_BIN=${SESSIONFS_BIN:-/work/main/build/sessionfs}
+FILE_TIMEOUT=${SFS_FILE_TIMEOUT:-120}
+
+if [ ! -x "$SESSIONFS_BIN" ]; then
+	echo "not ok run: SESSIONFS_BIN=$SESSIONFS_BIN is not an executable"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sfs-run.XXXXXX") || exit 1
+trap 'rm -rf --one-file-system "$work"' EXIT
+
+# mounted PATH: PATH is in /proc/self/mounts (also a dead FUSE mount)
+mounted() {
+	local _dev mp _rest
+	while read -r _dev mp _rest; do
+		[ "$mp" = "$1" ] && return 0
+	done </proc/self/mounts
+	return 1
+}
+
+# after a test file that was killed before its EXIT trap could clean up:
+# its state file lists its mount, daemon pid, temporary directory and the
+# arguments that mark the processes it started in sessions
+cleanup_after() { # STATEFILE
+	local key val mnt='' pid='' tmp='' markers=() m p re
+	[ -s "$1" ] || return 0
+	while read -r key val; do
+		case $key in
+		mnt) mnt=$val ;;
+		pid) pid=$val ;;
+		tmp) tmp=$val ;;
+		marker) markers+=("$val") ;;
+		esac
+	done <"$1"
+	echo "# cleaning up after it: mount ${mnt:--}, daemon pid ${pid:--}, ${#markers[@]} marked processes"
+	if [ -n "$mnt" ] && mounted "$mnt"; then
+		timeout 10 fusermount3 -u -z "$mnt" 2>/dev/null || timeout 10 umount -l "$mnt" 2>/dev/null
+	fi
+	# only if that pid is still our daemon (its command line names the mount)
+	if [ -n "$pid" ] && [ -n "$mnt" ] && [ -r "/proc/$pid/cmdline" ] &&
+		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$mnt"; then
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	# processes with a marker argument (see sfs_pids_with_arg in lib.sh)
+	for m in "${markers[@]}"; do
+		re=${m//./[.]}
+		re="[${re:0:1}]${re:1}"
+		for p in $(timeout 10 grep -lzxE -e "$re" /proc/[0-9]*/cmdline 2>/dev/null |
+			sed -n 's|^/proc/\([0-9]*\)/cmdline$|\1|p'); do
+			kill -KILL "$p" 2>/dev/null
+		done
+	done
+	[ -n "$mnt" ] && ! mounted "$mnt" && rmdir "$mnt" 2>/dev/null
+	case $tmp in
+	"${TMPDIR:-/tmp}"/sfs-it-*) rm -rf --one-file-system "$tmp" ;;
+	esac
+	: >"$1"
+	return 0
+}
+
+tests=()
+if [ $# -gt 0 ]; then
+	for a in "$@"; do
+		for t in "$here"/"${a%.sh}"*.sh; do
+			[ -f "$t" ] && tests+=("$t")
+		done
+	done
+else
+	tests=("$here"/t*.sh)
+fi
+
+npass=0
+nfail=0
+bad_files=()
+for t in "${tests[@]}"; do
+	name=$(basename "$t" .sh)
+	out=$work/$name.out
+	state=$work/$name.state
+	: >"$state"
+	echo "# --- $name"
+	# (the braces keep bash's "Killed" notice out of the report)
+	{ SFS_STATE_FILE=$state timeout -k 10 "$FILE_TIMEOUT" bash "$t" >"$out" 2>&1 </dev/null; } 2>/dev/null
+	rc=$?
+	cat "$out"
+	p=$(grep -c '^ok ' "$out")
+	f=$(grep -c '^not ok ' "$out")
+	extra=
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		extra="timed out after $FILE_TIMEOUT s"
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		extra="exited with status $rc without a failed check"
+	elif [ $((p + f)) -eq 0 ]; then
+		extra="ran no check"
+	fi
+	if [ -n "$extra" ]; then
+		echo "not ok $name: $extra"
+		f=$((f + 1))
+	fi
+	cleanup_after "$state"
+	npass=$((npass + p))
+	nfail=$((nfail + f))
+	if [ "$f" -gt 0 ]; then
+		bad_files+=("$name")
+		echo "# $name: FAIL ($p passed, $f failed)"
+	else
+		echo "# $name: PASS ($p passed)"
+	fi
+done
+
+[ ${#bad_files[@]} -gt 0 ] && echo "# failed files: ${bad_files[*]}"
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
