@@ -22,6 +22,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "files.h"
 #include "ops.h"
 #include "park.h"
 #include "sessions/log.h"
@@ -130,6 +131,8 @@ static int serve(void)
 		rc = sess_init();
 	if (rc == 0)
 		rc = make_default_session();
+	if (rc == 0 && files_init(conf.workspace) < 0)
+		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);

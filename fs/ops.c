@@ -1037,7 +1037,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
 
-const struct fuse_lowlevel_ops fsn_ops = {
+const struct fuse_lowlevel_ops tree_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
 	.getattr = op_getattr,

@@ -6,6 +6,9 @@
 
 #include <fuse_lowlevel.h>
 
+/* The operations libfuse calls: each goes to files_ops for inodes under
+ * files/ (fs/files.c) and to tree_ops for the rest (fs/ops.c). */
 extern const struct fuse_lowlevel_ops fsn_ops;
+extern const struct fuse_lowlevel_ops tree_ops;
 
 #endif

@@ -11,6 +11,7 @@
 
 static const struct fent root_tab[] = {
 	{ "README", FT_README, RO },
+	{ "files", FT_FILES, DIR_MODE },
 	{ "sessions", FT_SESSIONS, DIR_MODE },
 };
 
@@ -119,6 +120,7 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 	case FT_README:
 	case FT_SESSIONS:
 	case FT_CLONE:
+	case FT_FILES:
 		return n->id == 0 ? 0 : -ENOENT;
 	case FT_ENVVAR:
 		n->var = objs_get(n->id, OBJ_ENVVAR);

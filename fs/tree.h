@@ -38,6 +38,8 @@ enum ft {
 	FT_LATEST,
 	FT_RUN,
 	FT_ENVVAR,
+	FT_FILES, /* files/, the workspace root (fs/files.c) */
+	FT_FILE,  /* anything below files/: id is an OBJ_FILE (fs/files.c) */
 	FT_MAX
 };
 

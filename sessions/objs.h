@@ -8,7 +8,14 @@
 
 #include <stdint.h>
 
-enum obj_kind { OBJ_NONE, OBJ_SESS, OBJ_RUN, OBJ_ENVVAR, OBJ_ROOTENV };
+enum obj_kind {
+	OBJ_NONE,
+	OBJ_SESS,
+	OBJ_RUN,
+	OBJ_ENVVAR,
+	OBJ_ROOTENV,
+	OBJ_FILE, /* an inode under files/ (fs/files.c) */
+};
 
 /* Returns a fresh id (never 0) registered for ptr. */
 uint64_t objs_add(enum obj_kind kind, void *ptr);

@@ -1,0 +1,229 @@
+/*
+ * dispatch.c - the operations table handed to libfuse: each request goes
+ * to files_ops when its inode (or parent) is under files/, else to
+ * tree_ops. An operation one side does not have answers ENOSYS.
+ */
+#include <errno.h>
+#include <poll.h>
+#include "files.h"
+#include "ops.h"
+
+/* The table for ino; NULL entries mean "not supported". */
+static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
+{
+	return files_is(ino) ? &files_ops : &tree_ops;
+}
+
+#define ROUTE(ino, op, ...)                                \
+	do {                                               \
+		const struct fuse_lowlevel_ops *o = side(ino); \
+		if (o->op)                                 \
+			o->op(__VA_ARGS__);                \
+		else                                       \
+			fuse_reply_err(req, ENOSYS);       \
+	} while (0)
+
+static void d_init(void *userdata, struct fuse_conn_info *conn)
+{
+	tree_ops.init(userdata, conn);
+}
+
+static void d_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	ROUTE(parent, lookup, req, parent, name);
+}
+
+static void d_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	if (files_is(ino) && files_ops.forget)
+		files_ops.forget(req, ino, nlookup);
+	else
+		fuse_reply_none(req);
+}
+
+static void d_forget_multi(fuse_req_t req, size_t count,
+			   struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		if (files_is(forgets[i].ino) && files_ops.forget_multi)
+			files_ops.forget_multi(req, 1, &forgets[i]);
+	fuse_reply_none(req);
+}
+
+static void d_getattr(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	ROUTE(ino, getattr, req, ino, fi);
+}
+
+static void d_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		      int to_set, struct fuse_file_info *fi)
+{
+	ROUTE(ino, setattr, req, ino, attr, to_set, fi);
+}
+
+static void d_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	ROUTE(ino, readlink, req, ino);
+}
+
+static void d_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		    mode_t mode, dev_t rdev)
+{
+	ROUTE(parent, mknod, req, parent, name, mode, rdev);
+}
+
+static void d_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		    mode_t mode)
+{
+	ROUTE(parent, mkdir, req, parent, name, mode);
+}
+
+static void d_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	ROUTE(parent, unlink, req, parent, name);
+}
+
+static void d_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	ROUTE(parent, rmdir, req, parent, name);
+}
+
+static void d_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		      const char *name)
+{
+	ROUTE(parent, symlink, req, link, parent, name);
+}
+
+static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     fuse_ino_t newparent, const char *newname,
+		     unsigned int flags)
+{
+	if (files_is(parent) != files_is(newparent)) {
+		fuse_reply_err(req, EXDEV);
+		return;
+	}
+	ROUTE(parent, rename, req, parent, name, newparent, newname, flags);
+}
+
+static void d_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		   const char *newname)
+{
+	if (files_is(ino) != files_is(newparent)) {
+		fuse_reply_err(req, EXDEV);
+		return;
+	}
+	ROUTE(ino, link, req, ino, newparent, newname);
+}
+
+static void d_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	ROUTE(ino, open, req, ino, fi);
+}
+
+static void d_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	ROUTE(ino, read, req, ino, size, off, fi);
+}
+
+static void d_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		    size_t size, off_t off, struct fuse_file_info *fi)
+{
+	ROUTE(ino, write, req, ino, buf, size, off, fi);
+}
+
+static void d_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	ROUTE(ino, flush, req, ino, fi);
+}
+
+static void d_release(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	ROUTE(ino, release, req, ino, fi);
+}
+
+static void d_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		    struct fuse_file_info *fi)
+{
+	ROUTE(ino, fsync, req, ino, datasync, fi);
+}
+
+/* Directories of the tree need no open state: libfuse's default. */
+static void d_opendir(fuse_req_t req, fuse_ino_t ino,
+		      struct fuse_file_info *fi)
+{
+	if (files_is(ino) && files_ops.opendir)
+		files_ops.opendir(req, ino, fi);
+	else
+		fuse_reply_open(req, fi);
+}
+
+static void d_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	ROUTE(ino, readdir, req, ino, size, off, fi);
+}
+
+static void d_releasedir(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_file_info *fi)
+{
+	if (files_is(ino) && files_ops.releasedir)
+		files_ops.releasedir(req, ino, fi);
+	else
+		fuse_reply_err(req, 0);
+}
+
+static void d_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, struct fuse_file_info *fi)
+{
+	ROUTE(parent, create, req, parent, name, mode, fi);
+}
+
+static void d_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		   struct fuse_pollhandle *ph)
+{
+	if (files_is(ino) || !tree_ops.poll) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLOUT);
+		return;
+	}
+	tree_ops.poll(req, ino, fi, ph);
+}
+
+static void d_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			off_t offset, off_t length, struct fuse_file_info *fi)
+{
+	ROUTE(ino, fallocate, req, ino, mode, offset, length, fi);
+}
+
+const struct fuse_lowlevel_ops fsn_ops = {
+	.init = d_init,
+	.lookup = d_lookup,
+	.forget = d_forget,
+	.forget_multi = d_forget_multi,
+	.getattr = d_getattr,
+	.setattr = d_setattr,
+	.readlink = d_readlink,
+	.mknod = d_mknod,
+	.mkdir = d_mkdir,
+	.unlink = d_unlink,
+	.rmdir = d_rmdir,
+	.symlink = d_symlink,
+	.rename = d_rename,
+	.link = d_link,
+	.open = d_open,
+	.read = d_read,
+	.write = d_write,
+	.flush = d_flush,
+	.release = d_release,
+	.fsync = d_fsync,
+	.opendir = d_opendir,
+	.readdir = d_readdir,
+	.releasedir = d_releasedir,
+	.create = d_create,
+	.poll = d_poll,
+	.fallocate = d_fallocate,
+};
