@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "shell.h"
@@ -90,7 +91,7 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	char *argv[] = { "bash", "--noprofile", "--norc", "-c", (char *)boot,
 			 "bash", (char *)dir, NULL };
 	sigset_t none;
-	int null = open("/dev/null", O_RDWR);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -101,14 +102,18 @@ static void child(const char *bash, const char *dir, const char *cwd,
 		_exit(126);
 	/* Move both ends above 201 first: dup2 onto the same number would
 	 * keep close-on-exec, and one may sit on 200 or 201 already. */
-	ctl_r = fcntl(ctl_r, F_DUPFD, SHELL_RES_FD + 1);
-	res_w = fcntl(res_w, F_DUPFD, SHELL_RES_FD + 1);
+	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	if (ctl_r < 0 || res_w < 0 || dup2(ctl_r, SHELL_CTL_FD) < 0 ||
 	    dup2(res_w, SHELL_RES_FD) < 0)
 		_exit(126);
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
+	/* Nothing else of the daemon's (or of whatever started it) may
+	 * reach the shell and its commands. */
+	close_range(3, SHELL_CTL_FD - 1, 0);
+	close_range(SHELL_RES_FD + 1, ~0U, 0);
 	if (chdir(cwd) < 0 && chdir("/") < 0)
 		_exit(126);
 	execve(bash, argv, envp);

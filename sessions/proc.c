@@ -1,0 +1,384 @@
+/*
+ * proc.c - background processes (procs/NAME): started apart from the
+ * session's shell, in its cwd and exported variables as they are at
+ * start, each in a cgroup of its own below the session's, with output
+ * spooled like a run's and a stdin fed from the filesystem.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "log.h"
+#include "output.h"
+#include "sess.h"
+
+struct run *sess_proc_by_name(struct sess *s, const char *name)
+{
+	struct list *l, *n;
+
+	list_for_each_safe(l, n, &s->procs)
+	{
+		struct run *p = list_entry(l, struct run, link);
+
+		if (strcmp(p->name, name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+int sess_new_proc(struct sess *s, const char *name, struct run **out)
+{
+	char tag[32];
+	struct run *p;
+	int rc;
+
+	if (!name_valid(name)) {
+		sess_error(s, "procs/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
+			   "not starting with '.'", name);
+		return -EINVAL;
+	}
+	if (sess_proc_by_name(s, name))
+		return -EEXIST;
+	if (s->dying)
+		return -ENOENT;
+	if (s->nprocs >= conf.max_procs_per_session) {
+		sess_error(s, "procs/%s: max_procs_per_session (%llu) reached",
+			   name, (unsigned long long)conf.max_procs_per_session);
+		return -ENOSPC;
+	}
+	p = run_new_empty();
+	if (!p || !(p->name = strdup(name))) {
+		if (p)
+			run_unref(p);
+		return -ENOMEM;
+	}
+	snprintf(tag, sizeof(tag), "p%llu", (unsigned long long)p->id);
+	rc = contain_new_in(&p->cg, &s->cg, tag);
+	if (rc < 0) {
+		run_unref(p);
+		return rc;
+	}
+	p->is_proc = true;
+	p->sess = s;
+	list_add_tail(&s->procs, &p->link);
+	s->nprocs++;
+	*out = p;
+	return 0;
+}
+
+/* In the child: everything that must hold before the command starts. */
+static void child(struct sess *s, struct run *p, int in, int out, int err,
+		  char **envp, const char *script)
+{
+	char *argv[] = { "bash", "--noprofile", "--norc", (char *)script,
+			 NULL };
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0)
+		_exit(126);
+	close_range(3, ~0U, 0);
+	if (chdir(s->cwd) < 0 && chdir("/") < 0)
+		_exit(126);
+	execve(conf.shell, argv, envp);
+	_exit(127);
+}
+
+/* Pipes for stdout, stderr and (when wanted) stdin: fds[0..5]. */
+static int make_pipes(struct run *p, int fds[6])
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		fds[i] = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0)
+		return -errno;
+	if (p->want_stdin)
+		return pipe2(fds + 4, O_CLOEXEC) < 0 ? -errno : 0;
+	fds[4] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fds[4] < 0 ? -errno : 0;
+}
+
+static void close_all(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void on_stdin(struct loop_watch *w, uint32_t events);
+
+/* Starts the process; fds: out r/w, err r/w, stdin r/w. */
+static int spawn(struct sess *s, struct run *p, int fds[6])
+{
+	char **envp = envmap_envp(&s->env);
+	char script[4096];
+	pid_t pid;
+
+	if (!envp)
+		return -ENOMEM;
+	snprintf(script, sizeof(script), "%s/r%llu.cmd", s->dir,
+		 (unsigned long long)p->id);
+	pid = fork();
+	if (pid == 0)
+		child(s, p, fds[4], fds[1], fds[3], envp, script);
+	for (char **e = envp; *e; e++)
+		free(*e);
+	free(envp);
+	if (pid < 0)
+		return -errno;
+	p->pid = pid;
+	p->cg.leader = pid;
+	return 0;
+}
+
+int sess_start_proc(struct sess *s, struct run *p, const char *text,
+		    size_t len)
+{
+	int fds[6], rc;
+
+	if (p->has_cmd)
+		return -EBUSY;
+	rc = run_set_cmd(p, s->dirfd, text, len);
+	p->has_cmd = true;
+	p->started_wall = p->queued_wall = loop_wall_ms();
+	p->started_mono = loop_now_ms();
+	if (rc == 0)
+		rc = make_pipes(p, fds);
+	if (rc == 0)
+		rc = spawn(s, p, fds);
+	if (rc < 0) {
+		close_all(fds, 6);
+		sess_error(s, "procs/%s: cannot start: %s", p->name,
+			   strerror(-rc));
+		run_finish(p, 126, 0, END_ERROR);
+		return rc;
+	}
+	close(fds[1]);
+	close(fds[3]);
+	close(fds[4]);
+	p->state = RUN_RUNNING;
+	output_watch(p, &p->pipe_o, fds[0]);
+	output_watch(p, &p->pipe_e, fds[2]);
+	if (p->want_stdin) {
+		p->stdin_w = (struct loop_watch){ fds[5], on_stdin, p };
+		fcntl(fds[5], F_SETFL, O_NONBLOCK);
+		loop_add(&p->stdin_w, p->stdin_q.len || p->stdin_eof ?
+					      EPOLLOUT :
+					      0);
+	} else {
+		close(fds[5]);
+	}
+	log_msg(LOG_INFO, "session %s: procs/%s started, pid %ld", s->name,
+		p->name, (long)p->pid);
+	if (run_changed_hook)
+		run_changed_hook(p);
+	return 0;
+}
+
+static void close_stdin(struct run *p)
+{
+	if (p->stdin_w.fd >= 0) {
+		loop_del(&p->stdin_w);
+		close(p->stdin_w.fd);
+	}
+	p->stdin_w.fd = -1;
+	p->stdin_q.len = 0;
+}
+
+/* Writes what stdin can take; closes it after eof once drained. */
+static void flush_stdin(struct run *p)
+{
+	ssize_t n;
+
+	while (p->stdin_w.fd >= 0 && p->stdin_q.len > 0) {
+		n = write(p->stdin_w.fd, p->stdin_q.p, p->stdin_q.len);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			close_stdin(p); /* EPIPE: the reader is gone */
+			return;
+		}
+		memmove(p->stdin_q.p, p->stdin_q.p + n, p->stdin_q.len - n);
+		p->stdin_q.len -= (size_t)n;
+	}
+	if (p->stdin_w.fd < 0)
+		return;
+	if (p->stdin_q.len == 0 && p->stdin_eof)
+		close_stdin(p);
+	else
+		loop_mod(&p->stdin_w, p->stdin_q.len ? EPOLLOUT : 0);
+}
+
+static void on_stdin(struct loop_watch *w, uint32_t events)
+{
+	(void)events;
+	flush_stdin(w->arg);
+}
+
+#define STDIN_QUEUE_MAX (1 << 20)
+
+int sess_proc_write(struct run *p, const char *buf, size_t len)
+{
+	if (p->stdin_eof || (p->state == RUN_DONE) ||
+	    (p->state == RUN_RUNNING && p->stdin_w.fd < 0))
+		return -EPIPE;
+	if (p->stdin_q.len + len > STDIN_QUEUE_MAX)
+		return -EAGAIN;
+	p->want_stdin = true;
+	sb_add(&p->stdin_q, buf, len);
+	if (p->stdin_q.err)
+		return p->stdin_q.err;
+	flush_stdin(p);
+	return 0;
+}
+
+void sess_proc_eof(struct run *p)
+{
+	p->stdin_eof = true;
+	if (p->state == RUN_RUNNING)
+		flush_stdin(p);
+}
+
+int sess_signal_proc(struct run *p, int sig)
+{
+	if (p->state != RUN_RUNNING)
+		return -ESRCH;
+	if (p->end == END_NONE && (sig == SIGTERM || sig == SIGKILL ||
+				   sig == SIGINT || sig == SIGQUIT)) {
+		p->end = END_KILLED;
+		p->sig = sig;
+	}
+	contain_signal(&p->cg, sig, 0);
+	if (sig == SIGTERM && p->kill_stage == 0) {
+		p->kill_stage = 1;
+		p->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+	}
+	sess_rearm_timer();
+	return 0;
+}
+
+void proc_timers(struct sess *s, int64_t now)
+{
+	struct list *l, *n;
+
+	list_for_each_safe(l, n, &s->procs)
+	{
+		struct run *p = list_entry(l, struct run, link);
+
+		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
+		    now >= p->kill_at) {
+			sess_error(s, "procs/%s outlived SIGTERM: SIGKILL",
+				   p->name);
+			contain_kill(&p->cg);
+			p->kill_stage = 2;
+		}
+	}
+}
+
+int64_t proc_next_deadline(const struct sess *s)
+{
+	struct list *l;
+	int64_t t = 0;
+
+	for (l = s->procs.next; l != &s->procs; l = l->next) {
+		struct run *p = list_entry(l, struct run, link);
+
+		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
+		    (!t || p->kill_at < t))
+			t = p->kill_at;
+	}
+	return t;
+}
+
+/* Unlinks p's files, frees its cgroup and drops it. */
+static void drop_proc(struct sess *s, struct run *p)
+{
+	static const char *const sfx[] = { "cmd", "out", "err", "idx" };
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
+		run_file(p, sfx[i], name, sizeof(name));
+		unlinkat(s->dirfd, name, 0);
+	}
+	close_stdin(p);
+	contain_free(&p->cg);
+	list_del(&p->link);
+	s->nprocs--;
+	p->sess = NULL;
+	run_unref(p);
+}
+
+bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
+{
+	struct list *l, *n;
+
+	list_for_each_safe(l, n, &s->procs)
+	{
+		struct run *p = list_entry(l, struct run, link);
+		void (*cb)(void *) = p->gone_cb;
+
+		if (p->pid != pid || p->state != RUN_RUNNING)
+			continue;
+		output_close(p, &p->pipe_o);
+		output_close(p, &p->pipe_e);
+		close_stdin(p);
+		if (WIFSIGNALED(wstatus))
+			run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus),
+				   p->end == END_KILLED ? END_KILLED :
+							  END_EXITED);
+		else
+			run_finish(p, WEXITSTATUS(wstatus), 0,
+				   p->end == END_KILLED ? END_KILLED :
+							  END_EXITED);
+		log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)",
+			s->name, p->name, run_state_name(p), p->exit_code);
+		if (cb) {
+			void *arg = p->gone_arg;
+
+			drop_proc(s, p);
+			cb(arg);
+		}
+		return true;
+	}
+	return false;
+}
+
+int sess_remove_proc(struct sess *s, struct run *p, void (*cb)(void *),
+		     void *arg)
+{
+	if (p->state != RUN_RUNNING) {
+		drop_proc(s, p);
+		cb(arg);
+		return 0;
+	}
+	if (p->gone_cb)
+		return -EBUSY;
+	p->gone_cb = cb;
+	p->gone_arg = arg;
+	return sess_signal_proc(p, SIGTERM);
+}
+
+void proc_free_all(struct sess *s)
+{
+	while (!list_empty(&s->procs)) {
+		struct run *p = list_entry(s->procs.next, struct run, link);
+
+		if (p->state == RUN_RUNNING)
+			run_finish(p, 128 + SIGKILL, SIGKILL, END_KILLED);
+		drop_proc(s, p);
+	}
+}
