@@ -15,6 +15,7 @@ struct conf {
 	uint64_t default_timeout_ms; /* 0: none */
 	uint64_t kill_grace_ms;
 	uint64_t max_sessions;
+	uint64_t max_procs_per_session;
 	uint64_t max_command_bytes;
 	uint64_t max_output_bytes; /* per stream of a run; 0: no limit */
 	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */

@@ -75,7 +75,14 @@ static char *gen_text(const struct node *n, size_t *len)
 		break;
 	case FT_ERROR:
 		return sess_errors_text(n->s, len);
+	case FT_PID:
+		if (r && r->pid)
+			sb_addf(&b, "%ld\n", r->pid);
+		else
+			sb_add(&b, "", 0);
+		break;
 	case FT_ENVVAR:
+	case FT_ROOTENVVAR:
 		sb_add(&b, n->var->value, n->var->len);
 		sb_add(&b, "\n", 1);
 		break;
@@ -196,6 +203,10 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 		*ttl = 0;
 		v = envmap_get(&dir->s->env, name);
 		return v ? tree_ino(v->id, FT_ENVVAR) : 0;
+	case FT_ROOTENV:
+		*ttl = 0;
+		v = envmap_get(sess_root_env(), name);
+		return v ? tree_ino(v->id, FT_ROOTENVVAR) : 0;
 	case FT_RUNS:
 		*ttl = 0;
 		if (strcmp(name, "latest") == 0)
@@ -204,6 +215,10 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 						     0;
 		r = sess_run_by_name(dir->s, name);
 		return r ? tree_ino(r->id, FT_RUN) : 0;
+	case FT_PROCS:
+		*ttl = 0;
+		r = sess_proc_by_name(dir->s, name);
+		return r ? tree_ino(r->id, FT_PROC) : 0;
 	default:
 		return 0;
 	}
@@ -289,6 +304,18 @@ static void list_dir(struct dirbuf *d, const struct node *n, fuse_ino_t ino)
 			dir_add(d, n->s->env.v[i]->name,
 				tree_ino(n->s->env.v[i]->id, FT_ENVVAR),
 				S_IFREG);
+	if (n->ft == FT_ROOTENV)
+		for (size_t i = 0; i < sess_root_env()->n; i++)
+			dir_add(d, sess_root_env()->v[i]->name,
+				tree_ino(sess_root_env()->v[i]->id,
+					 FT_ROOTENVVAR),
+				S_IFREG);
+	if (n->ft == FT_PROCS)
+		for (l = n->s->procs.next; l != &n->s->procs; l = l->next)
+			dir_add(d, list_entry(l, struct run, link)->name,
+				tree_ino(list_entry(l, struct run, link)->id,
+					 FT_PROC),
+				S_IFDIR);
 	if (n->ft == FT_RUNS) {
 		if (sess_latest(n->s))
 			dir_add(d, "latest", tree_ino(n->s->id, FT_LATEST),
@@ -363,7 +390,7 @@ static struct fh *fh_new(const struct node *n)
 	fh->ft = n->ft;
 	fh->sid = n->s ? n->s->id : 0;
 	fh->fd = fh->fd_out = fh->fd_err = -1;
-	if (n->r && tree_is_run_file(n->ft)) {
+	if (n->r && (tree_is_run_file(n->ft) || n->run_level)) {
 		fh->r = n->r;
 		run_ref(fh->r);
 	}
@@ -410,6 +437,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (n.ft == FT_ENVVAR && (fi->flags & O_TRUNC))
 		sess_setenv(n.s, fh->var, "", 0);
+	if (n.ft == FT_ROOTENVVAR && (fi->flags & O_TRUNC))
+		sess_root_setenv(fh->var, "", 0);
+	if (n.ft == FT_STDIN && n.r->state == RUN_QUEUED)
+		n.r->want_stdin = true; /* the process will get a pipe */
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	fi->nonseekable = n.ft == FT_STREAM;
@@ -673,6 +704,53 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	reply_text(req, fh->text, fh->tlen, size, off);
 }
 
+struct write_wait {
+	fuse_req_t req;
+	size_t size;
+};
+
+static void killall_done(void *arg)
+{
+	struct write_wait *w = arg;
+
+	fuse_reply_write(w->req, w->size);
+	free(w);
+}
+
+/* The root ctl: `killall` (one per line) ends every run and process of
+ * every session; the write returns once they are gone. */
+static void root_ctl(fuse_req_t req, const char *buf, size_t size)
+{
+	struct write_wait *w;
+	struct ctl_cmd c;
+	size_t start = 0;
+	bool killall = false;
+
+	for (size_t i = 0; i <= size; i++) {
+		if (i < size && buf[i] != '\n')
+			continue;
+		if (i > start && (ctl_parse(buf + start, i - start, &c) < 0 ||
+				  c.op != CTL_KILLALL)) {
+			log_msg(LOG_WARNING, "ctl: '%.*s' is not killall",
+				(int)(i - start > 80 ? 80 : i - start),
+				buf + start);
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		killall |= i > start;
+		start = i + 1;
+	}
+	w = malloc(sizeof(*w));
+	if (!killall || !w) {
+		free(w);
+		fuse_reply_write(req, size);
+		return;
+	}
+	*w = (struct write_wait){ req, size };
+	log_msg(LOG_NOTICE, "ctl: killall");
+	sess_killall(killall_done, w);
+}
+
 /* The value written to a small file, less one trailing newline. */
 static size_t value_len(const struct strbuf *w)
 {
@@ -702,6 +780,26 @@ static int ctl_line(struct sess *s, const char *line, size_t len)
 	return 0;
 }
 
+/* Carries out one line written to procs/NAME/ctl. */
+static int proc_ctl_line(struct sess *s, struct run *p, const char *line,
+			 size_t len)
+{
+	struct ctl_cmd c;
+
+	if (ctl_parse(line, len, &c) < 0 ||
+	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
+		sess_error(s, "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
+			   "SIGNAL or eof", p->name, (int)(len > 80 ? 80 : len),
+			   line);
+		return -EINVAL;
+	}
+	if (c.op == CTL_EOF)
+		sess_proc_eof(p);
+	else if (sess_signal_proc(p, c.sig) == 0)
+		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
+	return 0;
+}
+
 /* Carries out the complete lines written to ctl (all of them at close). */
 static int ctl_apply(struct fh *fh, struct sess *s, bool all)
 {
@@ -712,7 +810,9 @@ static int ctl_apply(struct fh *fh, struct sess *s, bool all)
 	for (size_t i = 0; i <= w->len && rc == 0; i++) {
 		if (i < w->len ? w->p[i] != '\n' : !all || i == start)
 			continue;
-		if (i > start)
+		if (i > start && fh->r && fh->r->is_proc)
+			rc = proc_ctl_line(s, fh->r, w->p + start, i - start);
+		else if (i > start)
 			rc = ctl_line(s, w->p + start, i - start);
 		start = i + 1;
 	}
@@ -734,6 +834,8 @@ static int apply_small_write(struct fh *fh, struct node *n)
 	switch (fh->ft) {
 	case FT_ENVVAR:
 		return sess_setenv(n->s, fh->var, fh->w.p, len);
+	case FT_ROOTENVVAR:
+		return sess_root_setenv(fh->var, fh->w.p, len);
 	case FT_CWD:
 		if (memchr(fh->w.p, '\0', len) || len == 0) {
 			sess_error(n->s, "cwd: not a path");
@@ -782,6 +884,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, fh->werr);
 		return;
 	}
+	if (fh->ft == FT_ROOTCTL) {
+		root_ctl(req, buf, size);
+		return;
+	}
+	if (fh->ft == FT_STDIN) {
+		rc = sess_proc_write(fh->r, buf, size);
+		if (rc < 0)
+			fuse_reply_err(req, -rc);
+		else
+			fuse_reply_write(req, size);
+		return;
+	}
 	if (fh->w.len + size > conf.max_command_bytes) {
 		sess_error(n.s, "command longer than max_command_bytes (%llu)",
 			   (unsigned long long)conf.max_command_bytes);
@@ -825,6 +939,13 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (fh->r && fh->r->is_proc) {
+		/* procs/NAME/cmd: close returns once it has started */
+		rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
+		fh->w.len = 0;
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	if (fh->r) {
 		/* runs/NAME/cmd: the run exists, it gets its command */
 		rc = sess_queue_run(s, fh->r, fh->w.p, fh->w.len);
@@ -858,13 +979,15 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 static void mkdir_run(fuse_req_t req, const struct node *dir,
 		      const char *name)
 {
+	bool proc = dir->ft == FT_PROCS;
 	struct run *r;
-	int rc = sess_new_run(dir->s, name, &r);
+	int rc = proc ? sess_new_proc(dir->s, name, &r) :
+			sess_new_run(dir->s, name, &r);
 
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
-		reply_entry(req, tree_ino(r->id, FT_RUN), 0);
+		reply_entry(req, tree_ino(r->id, proc ? FT_PROC : FT_RUN), 0);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -880,7 +1003,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (dir.ft == FT_RUNS) {
+	if (dir.ft == FT_RUNS || dir.ft == FT_PROCS) {
 		mkdir_run(req, &dir, name);
 		return;
 	}
@@ -923,6 +1046,14 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	if (dir.ft == FT_PROCS) {
+		struct run *p = sess_proc_by_name(dir.s, name);
+
+		rc = p ? sess_remove_proc(dir.s, p, rmdir_done, req) : -ENOENT;
+		if (rc < 0)
+			fuse_reply_err(req, -rc);
+		return;
+	}
 	if (dir.ft != FT_SESSIONS) {
 		fuse_reply_err(req, EACCES);
 		return;
@@ -947,11 +1078,12 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (dir.ft != FT_ENVDIR) {
+	if (dir.ft == FT_ROOTENV)
+		fuse_reply_err(req, -sess_root_unsetenv(name));
+	else if (dir.ft == FT_ENVDIR)
+		fuse_reply_err(req, -sess_unsetenv(dir.s, name));
+	else
 		fuse_reply_err(req, EACCES);
-		return;
-	}
-	fuse_reply_err(req, -sess_unsetenv(dir.s, name));
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -967,16 +1099,20 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (dir.ft != FT_ENVDIR) {
+	if (dir.ft != FT_ENVDIR && dir.ft != FT_ROOTENV) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	rc = sess_setenv(dir.s, name, "", 0);
+	rc = dir.ft == FT_ROOTENV ? sess_root_setenv(name, "", 0) :
+				    sess_setenv(dir.s, name, "", 0);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	e.ino = tree_ino(envmap_get(&dir.s->env, name)->id, FT_ENVVAR);
+	e.ino = dir.ft == FT_ROOTENV ?
+			tree_ino(envmap_get(sess_root_env(), name)->id,
+				 FT_ROOTENVVAR) :
+			tree_ino(envmap_get(&dir.s->env, name)->id, FT_ENVVAR);
 	tree_resolve(e.ino, &n);
 	fill_attr(e.ino, &n, &e.attr);
 	fh = fh_new(&n);
@@ -1011,6 +1147,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if ((to_set & FUSE_SET_ATTR_SIZE) && n.ft == FT_ENVVAR &&
 	    attr->st_size == 0)
 		sess_setenv(n.s, n.var->name, "", 0);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && n.ft == FT_ROOTENVVAR &&
+	    attr->st_size == 0)
+		sess_root_setenv(n.var->name, "", 0);
 	op_getattr(req, ino, fi);
 }
 

@@ -11,6 +11,8 @@
 
 static const struct fent root_tab[] = {
 	{ "README", FT_README, RO },
+	{ "ctl", FT_ROOTCTL, WO },
+	{ "env", FT_ROOTENV, DIR_MODE },
 	{ "files", FT_FILES, DIR_MODE },
 	{ "sessions", FT_SESSIONS, DIR_MODE },
 };
@@ -27,6 +29,7 @@ static const struct fent sess_tab[] = {
 	{ "cwd", FT_CWD, RW },	       { "env", FT_ENVDIR, DIR_MODE },
 	{ "timeout", FT_TIMEOUT, RW }, { "error", FT_ERROR, RO },
 	{ "ctl", FT_CTL, WO },	       { "runs", FT_RUNS, DIR_MODE },
+	{ "procs", FT_PROCS, DIR_MODE },
 };
 
 static const struct fent run_tab[] = {
@@ -37,13 +40,23 @@ static const struct fent run_tab[] = {
 	{ "timeout", FT_TIMEOUT, RW },
 };
 
+static const struct fent proc_tab[] = {
+	{ "cmd", FT_CMD, RW },	       { "stdout", FT_STDOUT, RO },
+	{ "stderr", FT_STDERR, RO },   { "output", FT_OUTPUT, RO },
+	{ "stream", FT_STREAM, RO },   { "exit", FT_EXIT, RO },
+	{ "status", FT_STATUS, RO },   { "pid", FT_PID, RO },
+	{ "stdin", FT_STDIN, WO },     { "ctl", FT_CTL, WO },
+};
+
 /* Types that are not in any fixed table. */
 static const struct fent loose[] = {
 	{ "", FT_ROOT, DIR_MODE },
 	{ "", FT_SESS, DIR_MODE },
 	{ "", FT_RUN, DIR_MODE },
+	{ "", FT_PROC, DIR_MODE },
 	{ "latest", FT_LATEST, S_IFLNK | 0777 },
 	{ "", FT_ENVVAR, RW },
+	{ "", FT_ROOTENVVAR, RW },
 };
 
 #define LEN(a) (sizeof(a) / sizeof(*(a)))
@@ -63,6 +76,9 @@ const struct fent *tree_table(enum ft dir, size_t *n)
 	case FT_RUN:
 		*n = LEN(run_tab);
 		return run_tab;
+	case FT_PROC:
+		*n = LEN(proc_tab);
+		return proc_tab;
 	default:
 		*n = 0;
 		return NULL;
@@ -72,9 +88,11 @@ const struct fent *tree_table(enum ft dir, size_t *n)
 const struct fent *tree_fent(enum ft ft)
 {
 	static const struct fent *const tabs[] = { root_tab, sessions_tab,
-						   sess_tab, loose };
+						   sess_tab,  proc_tab,
+						   loose };
 	static const size_t lens[] = { LEN(root_tab), LEN(sessions_tab),
-				       LEN(sess_tab), LEN(loose) };
+				       LEN(sess_tab), LEN(proc_tab),
+				       LEN(loose) };
 
 	for (size_t t = 0; t < LEN(tabs); t++)
 		for (size_t i = 0; i < lens[t]; i++)
@@ -87,6 +105,20 @@ bool tree_is_run_file(enum ft ft)
 {
 	for (size_t i = 0; i < LEN(run_tab); i++)
 		if (run_tab[i].ft == ft)
+			return true;
+	return ft == FT_PID || ft == FT_STDIN;
+}
+
+/* True when ft names a file (or the directory) of a run or a process. */
+static bool fits_run(enum ft ft, const struct run *r)
+{
+	size_t n;
+	const struct fent *tab = tree_table(r->is_proc ? FT_PROC : FT_RUN, &n);
+
+	if (ft == (r->is_proc ? FT_PROC : FT_RUN))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].ft == ft)
 			return true;
 	return false;
 }
@@ -101,7 +133,7 @@ static int resolve_in_run(struct node *n)
 		n->r = tree_is_run_file(n->ft) ? sess_latest(n->s) : NULL;
 		return 0;
 	}
-	if (k == OBJ_RUN && (tree_is_run_file(n->ft) || n->ft == FT_RUN)) {
+	if (k == OBJ_RUN && fits_run(n->ft, objs_get(n->id, OBJ_RUN))) {
 		n->r = objs_get(n->id, OBJ_RUN);
 		n->s = n->r->sess;
 		n->run_level = true;
@@ -118,10 +150,15 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 	switch (n->ft) {
 	case FT_ROOT:
 	case FT_README:
+	case FT_ROOTCTL:
+	case FT_ROOTENV:
 	case FT_SESSIONS:
 	case FT_CLONE:
 	case FT_FILES:
 		return n->id == 0 ? 0 : -ENOENT;
+	case FT_ROOTENVVAR:
+		n->var = objs_get(n->id, OBJ_ROOTENV);
+		return n->var ? 0 : -ENOENT;
 	case FT_ENVVAR:
 		n->var = objs_get(n->id, OBJ_ENVVAR);
 		n->s = n->var ? n->var->owner : NULL;

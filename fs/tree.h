@@ -18,6 +18,9 @@ enum ft {
 	FT_NONE,
 	FT_ROOT, /* ino 1 */
 	FT_README,
+	FT_ROOTCTL,
+	FT_ROOTENV,
+	FT_ROOTENVVAR,
 	FT_SESSIONS,
 	FT_CLONE,
 	FT_SESS,
@@ -37,6 +40,10 @@ enum ft {
 	FT_RUNS,
 	FT_LATEST,
 	FT_RUN,
+	FT_PROCS,
+	FT_PROC,
+	FT_PID,
+	FT_STDIN,
 	FT_ENVVAR,
 	FT_FILES, /* files/, the workspace root (fs/files.c) */
 	FT_FILE,  /* anything below files/: id is an OBJ_FILE (fs/files.c) */

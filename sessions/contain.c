@@ -206,12 +206,29 @@ int contain_new(struct contain *c, const char *tag)
 {
 	c->dfd = -1;
 	c->leader = 0;
+	c->parent_dfd = base_fd;
 	snprintf(c->name, sizeof(c->name), "%s", tag);
 	if (base_fd < 0)
 		return 0;
 	if (mkdirat(base_fd, c->name, 0755) < 0 && errno != EEXIST)
 		return -errno;
 	c->dfd = openat(base_fd, c->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return c->dfd < 0 ? -errno : 0;
+}
+
+int contain_new_in(struct contain *c, const struct contain *parent,
+		   const char *tag)
+{
+	c->dfd = -1;
+	c->leader = 0;
+	snprintf(c->name, sizeof(c->name), "%s", tag);
+	c->parent_dfd = parent->dfd;
+	if (parent->dfd < 0)
+		return 0;
+	if (mkdirat(parent->dfd, c->name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	c->dfd = openat(parent->dfd, c->name,
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return c->dfd < 0 ? -errno : 0;
 }
 
@@ -344,6 +361,6 @@ void contain_free(struct contain *c)
 		return;
 	close(c->dfd);
 	c->dfd = -1;
-	if (unlinkat(base_fd, c->name, AT_REMOVEDIR) < 0)
+	if (unlinkat(c->parent_dfd, c->name, AT_REMOVEDIR) < 0)
 		log_msg(LOG_WARNING, "rmdir cgroup %s: %m", c->name);
 }

@@ -14,7 +14,8 @@
 #include <sys/types.h>
 
 struct contain {
-	int dfd;      /* the session's cgroup directory, or -1 (fallback) */
+	int dfd;      /* the cgroup directory, or -1 (fallback) */
+	int parent_dfd; /* the directory it is in (not owned) */
 	pid_t leader; /* the session's shell, a session leader */
 	char name[32];
 };
@@ -30,6 +31,11 @@ void contain_watchdog(void);
 void contain_teardown(void);
 /* Prepares containment for one session. Returns 0 or -errno. */
 int contain_new(struct contain *c, const char *tag);
+/* Containment for a process of a session: a child cgroup of parent's, so
+ * that killing the parent's subtree reaches it but signalling the
+ * parent's own processes does not. */
+int contain_new_in(struct contain *c, const struct contain *parent,
+		   const char *tag);
 /* In a forked child: moves the calling process into c. */
 int contain_enter(const struct contain *c);
 /* Sends sig to every process of c but `except`; returns how many. */

@@ -32,7 +32,8 @@ struct run *run_new_empty(void)
 	r->refs = 1;
 	r->state = RUN_QUEUED;
 	r->out.fd = r->err.fd = r->all.fd = -1;
-	r->pipe_o.fd = r->pipe_e.fd = -1;
+	r->pipe_o.fd = r->pipe_e.fd = r->stdin_w.fd = -1;
+	r->cg.dfd = -1;
 	list_init(&r->link);
 	list_init(&r->qlink);
 	list_init(&r->waiters);
@@ -83,6 +84,7 @@ void run_unref(struct run *r)
 	spool_close(&r->out);
 	spool_close(&r->err);
 	outidx_close(&r->all);
+	free(r->stdin_q.p);
 	free(r->name);
 	free(r);
 }
@@ -105,6 +107,8 @@ const char *run_state_name(const struct run *r)
 		return "killed";
 	case END_CANCELED:
 		return "canceled";
+	case END_ERROR:
+		return "error";
 	default:
 		return r->exit_code == 0 ? "completed" : "failed";
 	}
@@ -131,6 +135,7 @@ void run_finish(struct run *r, int exit_code, int sig, enum run_end end)
 	r->sig = sig;
 	r->end = end;
 	r->ended_mono = loop_now_ms();
+	r->ended_wall = loop_wall_ms();
 	spool_close(&r->out);
 	spool_close(&r->err);
 	outidx_close(&r->all);
@@ -171,9 +176,14 @@ char *run_format_status(const struct run *r, size_t *len)
 	}
 	if (r->state != RUN_QUEUED)
 		iso_time(r->started_wall, when, sizeof(when));
-	sb_addf(&b, "state %s\nrun %s\npid %ld\n", run_state_name(r), r->name,
-		r->pid);
-	sb_addf(&b, "started %s\nduration_ms %llu\n", when,
+	sb_addf(&b, "state %s\n%s %s\npid %ld\n", run_state_name(r),
+		r->is_proc ? "name" : "run", r->name, r->pid);
+	sb_addf(&b, "started %s\n", when);
+	if (r->state == RUN_DONE)
+		iso_time(r->ended_wall, when, sizeof(when));
+	else
+		snprintf(when, sizeof(when), "-");
+	sb_addf(&b, "ended %s\nduration_ms %llu\n", when,
 		(unsigned long long)run_duration_ms(r));
 	if (r->state == RUN_DONE)
 		sb_addf(&b, "exit %d\nsignal %d\n", r->exit_code, r->sig);

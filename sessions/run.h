@@ -9,13 +9,22 @@
 #include <stdint.h>
 #include "list.h"
 #include "loop.h"
+#include "contain.h"
 #include "spool.h"
+#include "strbuf.h"
 
 struct sess;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
 /* How a finished run ended. */
-enum run_end { END_NONE, END_EXITED, END_TIMEDOUT, END_KILLED, END_CANCELED };
+enum run_end {
+	END_NONE,
+	END_EXITED,
+	END_TIMEDOUT,
+	END_KILLED,
+	END_CANCELED,
+	END_ERROR, /* a process that could not be started */
+};
 
 struct run {
 	uint64_t id;	 /* object id; names its spool files r<id>.* */
@@ -38,9 +47,23 @@ struct run {
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */
 	struct loop_watch pipe_o, pipe_e; /* output fifos while running */
-	struct list link;    /* session's run list, oldest first */
+	struct list link;    /* session's run (or procs) list, oldest first */
 	struct list qlink;   /* session's queue while queued */
 	struct list waiters; /* parked filesystem requests */
+
+	/* Background processes (procs/NAME) are runs started apart from the
+	 * shell; these fields are theirs. */
+	bool is_proc;
+	struct contain cg;     /* the process's own cgroup */
+	bool want_stdin;       /* stdin was opened for writing before start */
+	struct strbuf stdin_q; /* bytes not yet taken by the process */
+	struct loop_watch stdin_w; /* write end of its stdin, or fd -1 */
+	bool stdin_eof;	       /* close stdin once the queue is written */
+	int kill_stage;	       /* 0, 1 (signalled), 2 (KILLed) */
+	int64_t kill_at;
+	int64_t ended_wall;
+	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
+	void *gone_arg;
 };
 
 /* Called whenever a run gains output or changes state (set by fs/). */

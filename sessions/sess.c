@@ -22,6 +22,7 @@
 #include "log.h"
 #include "objs.h"
 #include "sess.h"
+#include "output.h"
 #include "shell.h"
 
 extern char **environ;
@@ -34,7 +35,8 @@ static struct list sessions = LIST_INIT(sessions);
 static unsigned nsess;
 static int rt_fd = -1;
 static char rt_path[4096];
-static struct envmap base_env;
+static struct envmap base_env; /* what a new session starts with */
+static struct envmap root_env; /* what root env/ lists */
 static struct loop_watch timer_w, chld_w;
 static bool shutting_down;
 static void (*shutdown_cb)(void *);
@@ -42,6 +44,15 @@ static void *shutdown_arg;
 
 static void kick(struct sess *s);
 static void rearm_timer(void);
+static void check_killall(void);
+
+/* Writers of `killall` to the root ctl, answered when nothing runs. */
+struct killall_wait {
+	void (*cb)(void *);
+	void *arg;
+	struct killall_wait *next;
+};
+static struct killall_wait *killall_waits;
 
 /* Removes dirfd/name and the files in it (spool dirs are one level). */
 static void rm_tree(int parent, const char *name)
@@ -121,6 +132,7 @@ int sess_init(void)
 		contain_watchdog();
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	envmap_init(&base_env, OBJ_NONE, NULL);
+	envmap_init(&root_env, OBJ_ROOTENV, NULL);
 	for (char **e = environ; *e; e++) {
 		char *eq = strchr(*e, '=');
 		char name[256];
@@ -257,6 +269,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	s->created_wall = loop_wall_ms();
 	list_init(&s->queue);
 	list_init(&s->runs);
+	list_init(&s->procs);
 	envmap_init(&s->env, OBJ_ENVVAR, s);
 	envmap_init(&s->pend_set, OBJ_NONE, NULL);
 	envmap_init(&s->pend_unset, OBJ_NONE, NULL);
@@ -486,80 +499,6 @@ static void apply_frame(struct sess *s, const struct shell_frame *f)
 			   s->pend_set.v[i]->value, s->pend_set.v[i]->len);
 }
 
-static char iobuf[1 << 20];
-
-/* Creates r's spool files at its first output (most runs print little
- * or nothing, and creating files is a run's main cost). */
-static int open_spools(struct run *r)
-{
-	int dirfd = r->sess->dirfd;
-	char name[64];
-	int rc = 0;
-
-	if (r->all.fd >= 0)
-		return 0;
-	run_file(r, "out", name, sizeof(name));
-	rc = spool_open(&r->out, dirfd, name, conf.max_output_bytes);
-	run_file(r, "err", name, sizeof(name));
-	if (rc == 0)
-		rc = spool_open(&r->err, dirfd, name, conf.max_output_bytes);
-	run_file(r, "idx", name, sizeof(name));
-	if (rc == 0)
-		rc = outidx_open(&r->all, dirfd, name);
-	return rc;
-}
-
-/* Moves what the fifo holds into r's spools; closes it at EOF. */
-static void pipe_drain(struct run *r, struct loop_watch *w)
-{
-	unsigned stream = w == &r->pipe_o ? 1 : 2;
-	struct spool *sp = stream == 1 ? &r->out : &r->err;
-
-	for (int i = 0; i < 64 && w->fd >= 0; i++) {
-		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
-		uint64_t at = sp->size;
-
-		if (n >= 65536 && i == 0)
-			fcntl(w->fd, F_SETPIPE_SZ, 1 << 20); /* a big writer */
-		if (n > 0 && open_spools(r) < 0) {
-			log_msg(LOG_ERR, "spool open: %m");
-			n = 0;
-		}
-		if (n > 0) {
-			n = spool_append(sp, iobuf, (size_t)n);
-			if (n < 0 ||
-			    outidx_add(&r->all, stream, at, (uint64_t)n) < 0)
-				log_msg(LOG_ERR, "spool write: %m");
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		loop_del(w);
-		close(w->fd);
-		w->fd = -1;
-	}
-}
-
-static void on_pipe(struct loop_watch *w, uint32_t events)
-{
-	struct run *r = w->arg;
-
-	(void)events;
-	pipe_drain(r, w);
-	if (run_changed_hook)
-		run_changed_hook(r);
-}
-
-static void close_pipe(struct run *r, struct loop_watch *w)
-{
-	pipe_drain(r, w);
-	if (w->fd >= 0) {
-		loop_del(w);
-		close(w->fd);
-		w->fd = -1;
-	}
-}
-
 /* Lets go of the idle shell: the next run starts a new one from the
  * cwd and variables of the last report. */
 static void retire_shell(struct sess *s)
@@ -585,8 +524,8 @@ static void finish_active(struct sess *s, int code, int sig)
 	struct run *r = s->active;
 	char name[64];
 
-	close_pipe(r, &r->pipe_o);
-	close_pipe(r, &r->pipe_e);
+	output_close(r, &r->pipe_o);
+	output_close(r, &r->pipe_e);
 	run_file(r, "o", name, sizeof(name));
 	unlinkat(s->dirfd, name, 0);
 	run_file(r, "e", name, sizeof(name));
@@ -606,6 +545,7 @@ static void finish_active(struct sess *s, int code, int sig)
 	run_finish(r, code, r->end == END_KILLED ? r->sig : sig,
 		   r->end == END_NONE ? END_EXITED : r->end);
 	trim_history(s);
+	check_killall();
 	rearm_timer();
 }
 
@@ -679,22 +619,19 @@ static int start_shell(struct sess *s)
 	return loop_add(&s->res, EPOLLIN);
 }
 
-/* Makes the fifo r<id>.<sfx> and opens its read end. */
+/* Makes the fifo r<id>.<sfx> and watches its read end. */
 static int open_fifo(struct sess *s, struct run *r, const char *sfx,
 		     struct loop_watch *w)
 {
 	char name[64];
+	int fd;
 
 	run_file(r, sfx, name, sizeof(name));
 	unlinkat(s->dirfd, name, 0);
 	if (mkfifoat(s->dirfd, name, 0600) < 0)
 		return -errno;
-	w->fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (w->fd < 0)
-		return -errno;
-	w->fn = on_pipe;
-	w->arg = r;
-	return loop_add(w, EPOLLIN);
+	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : output_watch(r, w, fd);
 }
 
 /* Hands r to the shell: spools, fifos, prelude, then the line. */
@@ -809,12 +746,16 @@ static void on_sigchld(struct loop_watch *w, uint32_t events)
 	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
 		;
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (struct sess *s = sess_first(); s; s = sess_next(s))
+		for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 			if (s->pid == pid) {
 				shell_gone(s, st);
 				break;
 			}
+			if (proc_reaped(s, pid, st))
+				break;
+		}
 	}
+	check_killall();
 	rearm_timer();
 }
 
@@ -932,6 +873,84 @@ static void run_timers(struct sess *s, int64_t now)
 	}
 }
 
+bool sess_anything_running(void)
+{
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		if (s->active && s->active->state == RUN_RUNNING)
+			return true;
+		for (struct list *l = s->procs.next; l != &s->procs;
+		     l = l->next)
+			if (list_entry(l, struct run, link)->state ==
+			    RUN_RUNNING)
+				return true;
+	}
+	return false;
+}
+
+/* Answers killall requests once nothing runs any more. */
+static void check_killall(void)
+{
+	struct killall_wait *k;
+
+	while (killall_waits && !sess_anything_running()) {
+		k = killall_waits;
+		killall_waits = k->next;
+		k->cb(k->arg);
+		free(k);
+	}
+}
+
+void sess_killall(void (*cb)(void *), void *arg)
+{
+	struct killall_wait *k = malloc(sizeof(*k));
+
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		sess_kill_run(s, SIGTERM, END_KILLED);
+		for (struct list *l = s->procs.next; l != &s->procs;
+		     l = l->next)
+			sess_signal_proc(list_entry(l, struct run, link),
+					 SIGTERM);
+	}
+	if (!k) {
+		cb(arg);
+		return;
+	}
+	*k = (struct killall_wait){ cb, arg, killall_waits };
+	killall_waits = k;
+	check_killall();
+}
+
+const struct envmap *sess_root_env(void)
+{
+	return &root_env;
+}
+
+int sess_root_setenv(const char *name, const char *val, size_t len)
+{
+	int rc;
+
+	if (!name_env_valid(name) || !name_env_value_valid(val, len)) {
+		log_msg(LOG_WARNING, "env/%.64s: invalid name or value", name);
+		return -EINVAL;
+	}
+	rc = envmap_set(&root_env, name, val, len);
+	if (rc == 0)
+		rc = envmap_set(&base_env, name, val, len);
+	for (struct sess *s = sess_first(); s && rc == 0; s = sess_next(s))
+		rc = sess_setenv(s, name, val, len);
+	return rc;
+}
+
+int sess_root_unsetenv(const char *name)
+{
+	if (envmap_unset(&root_env, name) < 0)
+		return -ENOENT;
+	envmap_unset(&base_env, name);
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		sess_unsetenv(s, name);
+	return 0;
+}
+
 /* Frees s once its processes are gone. */
 static void finalize(struct sess *s)
 {
@@ -948,6 +967,7 @@ static void finalize(struct sess *s)
 		r->sess = NULL;
 		run_unref(r);
 	}
+	proc_free_all(s);
 	close(s->dirfd);
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
 	rm_tree(rt_fd, dname);
@@ -1005,6 +1025,9 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 		close(s->ctl_fd);
 	s->ctl_fd = -1;
 	contain_signal(&s->cg, SIGTERM, 0);
+	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
+		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
+			       0);
 	if (s->pid)
 		kill(s->pid, SIGTERM);
 	s->kill_deadline = loop_now_ms() + (int64_t)conf.kill_grace_ms;
@@ -1046,6 +1069,7 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 	for (s = sess_first(); s; s = next) {
 		next = sess_next(s);
 		run_timers(s, now);
+		proc_timers(s, now);
 		if (!s->dying || try_finalize(s))
 			continue;
 		if (!s->hard_killed && now >= s->kill_deadline) {
@@ -1063,7 +1087,7 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 /* The earliest moment something of s needs the timer, or 0. */
 static int64_t next_deadline(const struct sess *s)
 {
-	int64_t t = 0;
+	int64_t t = 0, p;
 
 	if (s->dying)
 		return loop_now_ms() + 10; /* cgroup emptiness is polled */
@@ -1072,7 +1096,13 @@ static int64_t next_deadline(const struct sess *s)
 						      loop_now_ms() + 50;
 	else if (s->active && s->active->state == RUN_RUNNING)
 		t = s->active->deadline;
-	return t;
+	p = proc_next_deadline(s);
+	return p && (!t || p < t) ? p : t;
+}
+
+void sess_rearm_timer(void)
+{
+	rearm_timer();
 }
 
 /* Arms the timer for the nearest deadline of any session. */

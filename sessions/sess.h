@@ -43,6 +43,8 @@ struct sess {
 	struct list queue; /* runs waiting, in arrival order */
 	struct list runs;  /* every run kept, oldest first */
 	unsigned next_no, nruns;
+	struct list procs; /* background processes (procs/NAME) */
+	unsigned nprocs;
 
 	char *errors[SESS_ERRORS_KEPT];
 	unsigned err_first, err_n;
@@ -104,6 +106,39 @@ int sess_setenv(struct sess *s, const char *name, const char *val,
 		size_t len);
 int sess_unsetenv(struct sess *s, const char *name);
 int sess_chdir(struct sess *s, const char *path);
+
+/* Background processes (proc.c). */
+int sess_new_proc(struct sess *s, const char *name, struct run **out);
+struct run *sess_proc_by_name(struct sess *s, const char *name);
+/* Starts p with its command; returns once it runs (0) or -errno. */
+int sess_start_proc(struct sess *s, struct run *p, const char *text,
+		    size_t len);
+/* Signals p's processes; TERM escalates to KILL after the grace. */
+int sess_signal_proc(struct run *p, int sig);
+/* Queues bytes for p's stdin. -EPIPE once stdin is closed. */
+int sess_proc_write(struct run *p, const char *buf, size_t len);
+/* Closes p's stdin once what is queued is written. */
+void sess_proc_eof(struct run *p);
+/* Ends p if it runs, then removes it and calls cb(arg). */
+int sess_remove_proc(struct sess *s, struct run *p, void (*cb)(void *),
+		     void *arg);
+/* Ends every run and process of every session, then calls cb(arg). */
+void sess_killall(void (*cb)(void *), void *arg);
+
+/* Internal to sessions/: a child process exited (proc.c) and the
+ * deadlines of processes' kills (sess.c's timer). */
+bool proc_reaped(struct sess *s, pid_t pid, int wstatus);
+void proc_timers(struct sess *s, int64_t now);
+int64_t proc_next_deadline(const struct sess *s);
+void proc_free_all(struct sess *s);
+bool sess_anything_running(void);
+void sess_rearm_timer(void);
+
+/* The sandbox-wide variables (root env/): set or unset in every session,
+ * present and future. */
+const struct envmap *sess_root_env(void);
+int sess_root_setenv(const char *name, const char *val, size_t len);
+int sess_root_unsetenv(const char *name);
 
 /* Records one refusal: a line in the session's error file and the log. */
 void sess_error(struct sess *s, const char *fmt, ...)

@@ -1,0 +1,16 @@
+/*
+ * output.h - a run's (or process's) stdout and stderr pipes, drained
+ * into spool files: stdout and stderr each, and the index of `output`.
+ */
+#ifndef SFS_OUTPUT_H
+#define SFS_OUTPUT_H
+
+#include "run.h"
+
+/* Watches fd (made non-blocking) as r's pipe w (r->pipe_o or r->pipe_e).
+ * Returns 0 or -errno. */
+int output_watch(struct run *r, struct loop_watch *w, int fd);
+/* Takes what the pipe still holds, then closes it. */
+void output_close(struct run *r, struct loop_watch *w);
+
+#endif
