@@ -1,7 +1,9 @@
 /*
  * conf.c - built-in defaults of the settings.
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -64,4 +66,30 @@ void conf_defaults(void)
 	conf.history = 100;
 	conf.default_session = true;
 	conf.log_level = LOG_INFO;
+}
+
+int conf_add_env(const char *name, const char *value)
+{
+	char **nv = realloc(conf.env, (conf.nenv + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	conf.env = nv;
+	if (asprintf(&conf.env[conf.nenv], "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	conf.nenv++;
+	return 0;
+}
+
+const char *conf_path(const char *arg)
+{
+	const char *env = getenv("SESSIONFS_CONFIG");
+
+	if (arg)
+		return arg;
+	if (env && env[0])
+		return env;
+	return access("/etc/sessionfs.conf", F_OK) == 0 ?
+		       "/etc/sessionfs.conf" :
+		       NULL;
 }

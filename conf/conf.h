@@ -22,11 +22,21 @@ struct conf {
 	uint64_t history;	    /* numbered runs kept per session */
 	bool default_session;
 	int log_level; /* syslog level */
+	char **env;    /* "NAME=value" every session starts with */
+	size_t nenv;
 };
 
 extern struct conf conf;
 
 /* Fills conf with the built-in defaults. */
 void conf_defaults(void);
+/* Reads settings from path over the current ones. Returns 0, or -EINVAL
+ * after printing "FILE:LINE: message" to stderr. */
+int conf_load(const char *path);
+/* Adds NAME=value to conf.env. Returns 0 or -ENOMEM. */
+int conf_add_env(const char *name, const char *value);
+/* The file to read: -c or -o config= (arg), else $SESSIONFS_CONFIG, else
+ * /etc/sessionfs.conf if it exists, else NULL (built-in defaults). */
+const char *conf_path(const char *arg);
 
 #endif

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,13 +85,45 @@ static void usage(const char *prog)
 {
 	printf("usage: %s [options] MOUNTPOINT\n\n"
 	       "Persistent shell sessions as files.\n\n"
+	       "    -c FILE            configuration file (libconfig syntax)\n"
+	       "    -o config=FILE     the same, as a mount option\n"
 	       "    -f                 stay in the foreground, log to stderr\n"
 	       "    -d                 debug: foreground and FUSE tracing\n"
 	       "    -s                 accepted; sessionfs is one event loop\n"
 	       "    -o OPT[,OPT...]    FUSE mount options (allow_other, ...)\n"
 	       "    -h, --help         this help\n"
-	       "    -V, --version      the version\n\n",
+	       "    -V, --version      the version\n\n"
+	       "Without -c, $SESSIONFS_CONFIG or /etc/sessionfs.conf is read "
+	       "when present.\n\n",
 	       prog);
+}
+
+struct opts {
+	char *config;
+};
+
+static const struct fuse_opt opt_spec[] = {
+	{ "config=%s", offsetof(struct opts, config), 0 },
+	{ "-c %s", offsetof(struct opts, config), 0 },
+	FUSE_OPT_END
+};
+
+/* Takes sessionfs's own options out of args and loads the settings.
+ * Returns 0, or 2 (the exit status) on a bad configuration. */
+static int configure(struct fuse_args *args)
+{
+	struct opts o = { 0 };
+	const char *path;
+	int rc = 0;
+
+	if (fuse_opt_parse(args, &o, opt_spec, NULL) < 0)
+		return 2;
+	path = conf_path(o.config);
+	if (path && conf_load(path) < 0)
+		rc = 2;
+	log_set_level(conf.log_level);
+	free(o.config);
+	return rc;
 }
 
 static int watch_signals(void)
@@ -155,6 +188,10 @@ int main(int argc, char *argv[])
 	int status = 1;
 
 	conf_defaults();
+	if (configure(&args) != 0) {
+		fuse_opt_free_args(&args);
+		return 2;
+	}
 	if (fuse_parse_cmdline(&args, &opts) != 0)
 		return 2;
 	if (opts.show_help) {

@@ -117,6 +117,20 @@ static int make_runtime_dir(void)
 static void on_sigchld(struct loop_watch *w, uint32_t events);
 static void on_timer(struct loop_watch *w, uint32_t events);
 
+/* Adds "NAME=value" to what every new session starts with. */
+static void add_base(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	char name[256];
+
+	if (!eq || eq - entry >= (long)sizeof(name))
+		return;
+	memcpy(name, entry, (size_t)(eq - entry));
+	name[eq - entry] = '\0';
+	if (name_env_valid(name))
+		envmap_set(&base_env, name, eq + 1, strlen(eq + 1));
+}
+
 int sess_init(void)
 {
 	sigset_t set;
@@ -133,17 +147,10 @@ int sess_init(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	envmap_init(&base_env, OBJ_NONE, NULL);
 	envmap_init(&root_env, OBJ_ROOTENV, NULL);
-	for (char **e = environ; *e; e++) {
-		char *eq = strchr(*e, '=');
-		char name[256];
-
-		if (!eq || eq - *e >= (long)sizeof(name))
-			continue;
-		memcpy(name, *e, (size_t)(eq - *e));
-		name[eq - *e] = '\0';
-		if (name_env_valid(name))
-			envmap_set(&base_env, name, eq + 1, strlen(eq + 1));
-	}
+	for (char **e = environ; *e; e++)
+		add_base(*e);
+	for (size_t i = 0; i < conf.nenv; i++)
+		add_base(conf.env[i]);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -1,0 +1,189 @@
+/*
+ * load.c - reading the configuration file (libconfig syntax) into conf.
+ * Every refusal names the file and line: "FILE:LINE: message".
+ */
+#include <errno.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include "conf.h"
+#include "sessions/names.h"
+
+enum kind { K_STR, K_UINT, K_BOOL, K_GROUP, K_LEVEL };
+
+/* One table declares every setting: name, kind, range, where it goes. */
+static const struct setting {
+	const char *name;
+	enum kind kind;
+	unsigned long long min, max;
+	size_t off;
+} settings[] = {
+#define AT(f) offsetof(struct conf, f)
+	{ "shell", K_STR, 0, 0, AT(shell) },
+	{ "workspace", K_STR, 0, 0, AT(workspace) },
+	{ "runtime_dir", K_STR, 0, 0, AT(runtime_dir) },
+	{ "default_timeout_ms", K_UINT, 0, 86400000ULL * 365,
+	  AT(default_timeout_ms) },
+	{ "kill_grace_ms", K_UINT, 0, 600000, AT(kill_grace_ms) },
+	{ "max_sessions", K_UINT, 1, 1000000, AT(max_sessions) },
+	{ "max_procs_per_session", K_UINT, 1, 100000,
+	  AT(max_procs_per_session) },
+	{ "max_command_bytes", K_UINT, 1, 1ULL << 30, AT(max_command_bytes) },
+	{ "max_output_bytes", K_UINT, 0, ~0ULL, AT(max_output_bytes) },
+	{ "history", K_UINT, 1, 100000, AT(history) },
+	{ "default_session", K_BOOL, 0, 0, AT(default_session) },
+	{ "env", K_GROUP, 0, 0, 0 },
+	{ "log_level", K_LEVEL, 0, 0, AT(log_level) },
+#undef AT
+};
+
+static int fail(const config_setting_t *s, const char *path, const char *fmt,
+		const char *name, const char *detail)
+{
+	fprintf(stderr, "%s:%d: ", path, config_setting_source_line(s));
+	fprintf(stderr, fmt, name, detail);
+	fputc('\n', stderr);
+	return -EINVAL;
+}
+
+static int set_string(const config_setting_t *s, const char *path,
+		      const struct setting *d)
+{
+	const char *v = config_setting_get_string(s);
+	char **dst = (char **)((char *)&conf + d->off);
+
+	if (!v)
+		return fail(s, path, "%s: expected a string%s", d->name, "");
+	if (v[0] != '/')
+		return fail(s, path, "%s: expected an absolute path, got '%s'",
+			    d->name, v);
+	free(*dst);
+	*dst = strdup(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int set_uint(const config_setting_t *s, const char *path,
+		    const struct setting *d)
+{
+	int t = config_setting_type(s);
+	long long v;
+	char range[64];
+
+	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+		return fail(s, path, "%s: expected an integer%s", d->name, "");
+	v = config_setting_get_int64(s);
+	snprintf(range, sizeof(range), " (%llu to %llu)", d->min, d->max);
+	if (v < 0 || (unsigned long long)v < d->min ||
+	    (unsigned long long)v > d->max)
+		return fail(s, path, "%s: out of range%s", d->name, range);
+	*(uint64_t *)((char *)&conf + d->off) = (uint64_t)v;
+	return 0;
+}
+
+static int set_level(const config_setting_t *s, const char *path)
+{
+	static const char *const names[] = { "error", "warning", "notice",
+					     "info", "debug" };
+	static const int levels[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE,
+				      LOG_INFO, LOG_DEBUG };
+	const char *v = config_setting_get_string(s);
+
+	for (size_t i = 0; v && i < sizeof(names) / sizeof(*names); i++)
+		if (strcasecmp(v, names[i]) == 0) {
+			conf.log_level = levels[i];
+			return 0;
+		}
+	return fail(s, path, "%s: expected one of %s", "log_level",
+		    "error, warning, notice, info, debug");
+}
+
+/* env = { NAME = "value"; ... } */
+static int set_env(const config_setting_t *g, const char *path)
+{
+	int n = config_setting_length(g);
+
+	if (!config_setting_is_group(g))
+		return fail(g, path, "%s: expected a group { NAME = \"value\"; }%s",
+			    "env", "");
+	for (int i = 0; i < n; i++) {
+		config_setting_t *e = config_setting_get_elem(g, i);
+		const char *name = config_setting_name(e);
+		const char *v = config_setting_get_string(e);
+		int rc;
+
+		if (!name_env_valid(name))
+			return fail(e, path, "env: '%s' is not a variable "
+				    "name%s", name, "");
+		if (!v)
+			return fail(e, path, "env: %s: expected a string%s",
+				    name, "");
+		rc = conf_add_env(name, v);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct setting *find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(*settings); i++)
+		if (strcmp(settings[i].name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+static int apply(const config_setting_t *s, const char *path)
+{
+	const struct setting *d = find(config_setting_name(s));
+
+	if (!d)
+		return fail(s, path, "unknown setting '%s'%s",
+			    config_setting_name(s), "");
+	switch (d->kind) {
+	case K_STR:
+		return set_string(s, path, d);
+	case K_UINT:
+		return set_uint(s, path, d);
+	case K_BOOL:
+		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+			return fail(s, path, "%s: expected true or false%s",
+				    d->name, "");
+		conf.default_session = config_setting_get_bool(s);
+		return 0;
+	case K_GROUP:
+		return set_env(s, path);
+	default:
+		return set_level(s, path);
+	}
+}
+
+int conf_load(const char *path)
+{
+	config_t cfg;
+	config_setting_t *root;
+	int rc = 0;
+
+	config_init(&cfg);
+	if (!config_read_file(&cfg, path)) {
+		if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
+			fprintf(stderr, "%s: cannot read: %s\n", path,
+				strerror(errno));
+		else
+			fprintf(stderr, "%s:%d: %s\n",
+				config_error_file(&cfg) ?
+					config_error_file(&cfg) :
+					path,
+				config_error_line(&cfg),
+				config_error_text(&cfg));
+		config_destroy(&cfg);
+		return -EINVAL;
+	}
+	root = config_root_setting(&cfg);
+	for (int i = 0; rc == 0 && i < config_setting_length(root); i++)
+		rc = apply(config_setting_get_elem(root, i), path);
+	config_destroy(&cfg);
+	return rc;
+}
