@@ -100,7 +100,23 @@ static void usage(const char *prog)
 
 struct opts {
 	char *config;
+	char *mountpoint; /* the last non-option argument */
 };
+
+/* mount.fuse3 runs "sessionfs SOURCE MOUNTPOINT -o ...": the source
+ * ("none") is dropped and only the last non-option is kept. */
+static int keep_last_nonopt(void *data, const char *arg, int key,
+			    struct fuse_args *outargs)
+{
+	struct opts *o = data;
+
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	free(o->mountpoint);
+	o->mountpoint = strdup(arg);
+	return 0;
+}
 
 static const struct fuse_opt opt_spec[] = {
 	{ "config=%s", offsetof(struct opts, config), 0 },
@@ -116,10 +132,18 @@ static int configure(struct fuse_args *args)
 	const char *path;
 	int rc = 0;
 
-	if (fuse_opt_parse(args, &o, opt_spec, NULL) < 0)
+	if (fuse_opt_parse(args, &o, opt_spec, keep_last_nonopt) < 0)
 		return 2;
+	/* Shown in /proc/mounts as "sessionfs ... fuse.sessionfs"; a user's
+	 * own -o fsname= or subtype= comes later and wins. */
+	if (fuse_opt_insert_arg(args, 1, "-ofsname=sessionfs,subtype=sessionfs") <
+	    0)
+		rc = 2;
+	if (o.mountpoint && fuse_opt_add_arg(args, o.mountpoint) < 0)
+		rc = 2;
+	free(o.mountpoint);
 	path = conf_path(o.config);
-	if (path && conf_load(path) < 0)
+	if (rc == 0 && path && conf_load(path) < 0)
 		rc = 2;
 	log_set_level(conf.log_level);
 	free(o.config);
