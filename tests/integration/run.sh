@@ -4,7 +4,8 @@
 #   SESSIONFS_BIN=/path/to/sessionfs tests/integration/run.sh [NAME...]
 #
 # Runs every t*.sh of this folder (or only those named, e.g. t01 t04_bytes),
-# each under `timeout 120`, prints its check lines and result, and ends with
+# each under `timeout 120`, several at once (SFS_JOBS, default 3), then
+# prints each file's check lines and result in order, and ends with
 # one line "N passed, M failed" (counting checks; a test file that timed out
 # or crashed counts as one more failed check). Exits non-zero if anything
 # failed. Needs root (or a user allowed to mount FUSE), bash and coreutils.
@@ -83,18 +84,43 @@ else
 	tests=("$here"/t*.sh)
 fi
 
+# Files run SFS_JOBS at a time (default 3; most of their time is spent
+# waiting on sleeps, timeouts and kill grace periods), except those
+# whose checks measure time under load, which run alone afterwards.
+JOBS=${SFS_JOBS:-3}
+SERIAL=" t08_bigoutput t23_concurrency t24_blocking "
+
+run_one() { # TEST
+	local name
+	name=$(basename "$1" .sh)
+	: >"$work/$name.state"
+	SECONDS=0
+	# (the braces keep bash's "Killed" notice out of the report)
+	{ SFS_STATE_FILE=$work/$name.state timeout -k 10 "$FILE_TIMEOUT" \
+		bash "$1" >"$work/$name.out" 2>&1 </dev/null; } 2>/dev/null
+	echo "$? $SECONDS" >"$work/$name.rc"
+}
+
+for t in "${tests[@]}"; do
+	case $SERIAL in *" $(basename "$t" .sh) "*) continue ;; esac
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+		wait -n
+	done
+	run_one "$t" &
+done
+wait
+for t in "${tests[@]}"; do
+	case $SERIAL in *" $(basename "$t" .sh) "*) run_one "$t" ;; esac
+done
+
 npass=0
 nfail=0
 bad_files=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	out=$work/$name.out
-	state=$work/$name.state
-	: >"$state"
+	read -r rc secs <"$work/$name.rc"
 	echo "# --- $name"
-	# (the braces keep bash's "Killed" notice out of the report)
-	{ SFS_STATE_FILE=$state timeout -k 10 "$FILE_TIMEOUT" bash "$t" >"$out" 2>&1 </dev/null; } 2>/dev/null
-	rc=$?
 	cat "$out"
 	p=$(grep -c '^ok ' "$out")
 	f=$(grep -c '^not ok ' "$out")
@@ -110,14 +136,14 @@ for t in "${tests[@]}"; do
 		echo "not ok $name: $extra"
 		f=$((f + 1))
 	fi
-	cleanup_after "$state"
+	cleanup_after "$work/$name.state"
 	npass=$((npass + p))
 	nfail=$((nfail + f))
 	if [ "$f" -gt 0 ]; then
 		bad_files+=("$name")
-		echo "# $name: FAIL ($p passed, $f failed)"
+		echo "# $name: FAIL ($p passed, $f failed) in $secs s"
 	else
-		echo "# $name: PASS ($p passed)"
+		echo "# $name: PASS ($p passed) in $secs s"
 	fi
 done
 
