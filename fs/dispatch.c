@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sys/statvfs.h>
 #include "files.h"
 #include "ops.h"
 
@@ -193,6 +194,15 @@ static void d_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	tree_ops.poll(req, ino, fi, ph);
 }
 
+static void d_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	if (files_is(ino) && files_ops.statfs)
+		files_ops.statfs(req, ino);
+	else
+		fuse_reply_statfs(req, &(struct statvfs){ .f_bsize = 4096,
+							  .f_namemax = 255 });
+}
+
 static void d_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			off_t offset, off_t length, struct fuse_file_info *fi)
 {
@@ -226,4 +236,5 @@ const struct fuse_lowlevel_ops fsn_ops = {
 	.create = d_create,
 	.poll = d_poll,
 	.fallocate = d_fallocate,
+	.statfs = d_statfs,
 };

@@ -57,6 +57,7 @@ static const struct fent loose[] = {
 	{ "latest", FT_LATEST, S_IFLNK | 0777 },
 	{ "", FT_ENVVAR, RW },
 	{ "", FT_ROOTENVVAR, RW },
+	{ "", FT_FILE, RW }, /* its real mode comes from fs/files.c */
 };
 
 #define LEN(a) (sizeof(a) / sizeof(*(a)))

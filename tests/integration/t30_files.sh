@@ -1,26 +1,24 @@
 #!/usr/bin/env bash
 # t30_files: files/, the workspace passed through: create, write, read,
 # append, truncate, chmod, chown, times, mkdir, rmdir, unlink, rename
-# (across directories), symlinks, hard links, fifos, fallocate, `ls -la`,
-# large directories, a 3 MiB binary round trip; what a session does is
-# seen through files/ at once and the other way round; nothing outside
-# the workspace is reachable through files/; with allow_other, another
-# user gets the real files' permissions.
+# (across directories), symlinks, hard links, fifos, sockets (devices are
+# refused), fallocate, fsync, `ls -la`, large directories, a 3 MiB binary
+# round trip; what a session does is seen through files/ at once and the
+# other way round; nothing outside the workspace is reachable through
+# files/; with allow_other, another user gets the real files' permissions.
 #
-# The workspace is $HOME of the daemon (a directory of this test) unless
-# /workspace exists; then everything happens in a scratch directory of
-# /workspace that is removed at the end.
+# The daemon's workspace is a directory of this test, set in a
+# configuration file ($SESSIONFS_CONFIG, conf/conf.c) and as $HOME (the
+# default when there is no /workspace); the checks work in a scratch
+# directory of it.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-if [ -d /workspace ]; then
-	WS=/workspace
-else
-	WS=$SFS_TMP/ws
-	mkdir -p "$WS" && chmod 755 "$WS"
-	export HOME=$WS # the daemon's workspace (conf/conf.c)
-fi
+WS=$SFS_TMP/ws
+mkdir -p "$WS" && chmod 755 "$WS"
+printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t30.conf"
+export SESSIONFS_CONFIG=$SFS_TMP/t30.conf HOME=$WS
 SUB=$(mktemp -d "$WS/sfs-t30.XXXXXX") || {
 	fail setup "mktemp in $WS failed"
 	exit 1
@@ -30,15 +28,6 @@ NAME=$(basename "$SUB")
 SFS_REAL_BIN=$SFS_BIN
 
 sfs_mount
-
-# the scratch directory goes with the test, however it ends
-t30_exit() {
-	local rc=$?
-	rm -rf --one-file-system "$SUB"
-	(exit "$rc")
-	sfs_cleanup
-}
-trap t30_exit EXIT
 
 F=$MNT/files/$NAME # the scratch directory, seen through the mount
 S=$MNT/sessions/default
@@ -61,6 +50,7 @@ check "ls -la files/" ls -la "$MNT/files"
 ls_f=$(fs ls -a "$MNT/files")
 assert_true "files/ lists the workspace" "ls gave: $(echo "$ls_f" | tr '\n' ' ')" \
 	grep -qxF -- "$NAME" <<<"$ls_f"
+check "files/ is the workspace, not its parent" test ! -e "$MNT/files/t30.conf"
 assert_eq "$(stat -c %a "$WS")" "$(fs stat -c %a "$MNT/files")" \
 	"files/ has the workspace's mode"
 
@@ -263,13 +253,11 @@ assert_eq 1 "$(fs stat -c %i "$F/d1/../../..")" "files/SUB/d1/../../.. is the mo
 check "files/../README is the mount's README" cmp "$MNT/README" "$MNT/files/../README"
 # a symlink that points out of the workspace is followed by the client's
 # kernel against the mount, never by the daemon against the real tree
-if [ "$WS" = "$SFS_TMP/ws" ]; then
-	printf 'outside\n' >"$SFS_TMP/outside"
-	ln -s ../../outside "$SUB/out"
-	check "the real out reaches the file outside" test -f "$SUB/out"
-	assert_errno ENOENT "out through files/ does not reach the real parent" \
-		cat "$F/out"
-fi
+printf 'outside\n' >"$SFS_TMP/outside"
+ln -s ../../outside "$SUB/out"
+check "the real out reaches the file outside" test -f "$SUB/out"
+assert_errno ENOENT "out through files/ does not reach the real parent" \
+	cat "$F/out"
 ln -s ../.. "$SUB/up"
 assert_eq "$(fs ls "$MNT")" "$(fs ls "$F/up/")" "a symlink to ../.. ends at the mount root"
 assert_errno ENOENT "a name that is not there is ENOENT" stat "$F/no such name"
@@ -293,7 +281,6 @@ else
 	chmod 755 "$wrap"
 	SFS_BIN=$wrap
 	sfs_mount
-	trap t30_exit EXIT # sfs_mount set its own
 	F=$MNT/files/$NAME
 	# "${nobody[@]}" CMD...: CMD as uid/gid 65534 without groups
 	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
