@@ -97,7 +97,7 @@ bool run_active(const struct run *r)
 const char *run_state_name(const struct run *r)
 {
 	if (r->state == RUN_QUEUED)
-		return "queued";
+		return r->has_cmd ? "queued" : "created";
 	if (r->state == RUN_RUNNING)
 		return "running";
 	switch (r->end) {

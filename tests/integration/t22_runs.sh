@@ -95,7 +95,11 @@ wl=$SFS_BG
 sleep 0.3
 sfs_run_bg "$S/runs/queued" 'echo q' 15
 wq=$SFS_BG
-sleep 0.3
+# (its writer's close is what queues it: wait for that, up to 5 s)
+for _ in $(seq 50); do
+	grep -qx 'state queued' "$S/runs/queued/status" && break
+	sleep 0.1
+done
 assert_file_match "$S/runs/long/status" '^state running$' "runs/long is running"
 assert_file_match "$S/runs/queued/status" '^state queued$' "runs/queued is queued"
 assert_errno EBUSY "rmdir runs/long while it runs: EBUSY" rmdir "$S/runs/long"

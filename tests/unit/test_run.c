@@ -806,6 +806,8 @@ START_TEST(state_names)
 {
 	struct run r = {.state = RUN_QUEUED};
 
+	ck_assert_str_eq(run_state_name(&r), "created"); /* no cmd yet */
+	r.has_cmd = true;
 	ck_assert_str_eq(run_state_name(&r), "queued");
 	r.state = RUN_RUNNING;
 	ck_assert_str_eq(run_state_name(&r), "running");
@@ -1031,6 +1033,7 @@ START_TEST(format_status_queued)
 {
 	struct run r = {
 		.state = RUN_QUEUED,
+		.has_cmd = true,
 		.name = "mine",
 		.timeout_ms = 2500,
 		.eff_timeout_ms = 7,
