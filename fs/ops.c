@@ -444,6 +444,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	fi->nonseekable = n.ft == FT_STREAM;
+	/* Only writers act on close: spare readers the FLUSH round trip. */
+	fi->noflush = acc == O_RDONLY;
 	fuse_reply_open(req, fi);
 }
 

@@ -14,7 +14,7 @@ static bool stopping;
 static void (*idle_fn)(void);
 /* The batch being dispatched, so that loop_del can drop pending events of
  * a watch that is going away (its memory may be freed right after). */
-#define LOOP_SPIN_US 300
+#define LOOP_SPIN_US 1000
 
 static struct epoll_event batch[64];
 static int batch_pos, batch_len;
