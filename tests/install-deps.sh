@@ -6,6 +6,9 @@ set -euo pipefail
 
 packages=(gcc libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 	ninja-build pkg-config curl psmisc)
+# the examples are run too: Python and Node.js (unless already on PATH)
+command -v python3 >/dev/null || packages+=(python3)
+command -v node >/dev/null || packages+=(nodejs)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -10,7 +10,7 @@
  * close). The baseline, in the same run: fork/exec
  * `bash -c 'head -c ${MiB}M /dev/zero > FILE'`, FILE in a temporary directory
  * where the daemon spools output by default ($XDG_RUNTIME_DIR if set, else
- * /run if writable, else /tmp), then FILE is read back with 1 MiB reads and
+ * the first tmpfs of /run and /dev/shm, else /tmp), then FILE is read back with 1 MiB reads and
  * removed. It prints the throughput of both (MiB over produce + read time)
  * and the ratio sessionfs/baseline (the target is >= 0.5), and removes the
  * session.
@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -235,17 +236,28 @@ static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 		die("rmdir", session);
 }
 
+static int is_tmpfs(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
 /*
- * Makes the baseline's directory where the daemon spools by default:
- * $XDG_RUNTIME_DIR when set, else /run if writable, else /tmp.
+ * Makes the baseline's directory where the daemon spools by default
+ * (conf/conf.c): $XDG_RUNTIME_DIR when set, else the first tmpfs of /run
+ * and /dev/shm, else /tmp.
  */
 static const char *make_tmpdir(void)
 {
-	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), "/run", "/tmp"};
+	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), "/run", "/dev/shm",
+			       "/tmp"};
 	size_t i;
 
 	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || bases[i][0] != '/')
+			continue;
+		if (i > 0 && i < 3 && !is_tmpfs(bases[i]))
 			continue;
 		if (access(bases[i], W_OK) < 0)
 			continue;
