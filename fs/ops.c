@@ -423,8 +423,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD &&
 	    n.r->has_cmd) {
-		sess_error(n.s, "runs/%s/cmd: the run has its command already",
-			   n.r->name);
+		sess_error(n.s, "%s/%s/cmd: it has its command already",
+			   n.r->is_proc ? "procs" : "runs", n.r->name);
 		fuse_reply_err(req, EBUSY);
 		return;
 	}

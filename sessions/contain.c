@@ -70,8 +70,9 @@ static void write_file(int dfd, const char *name, const char *text)
 	}
 }
 
-/* Kills and removes a leftover instance cgroup and its children. */
-static void remove_stale(int parent, const char *name)
+/* Kills and removes a leftover cgroup and its descendants (instance,
+ * session and process levels). */
+static void remove_tree(int parent, const char *name, int depth)
 {
 	int dfd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d;
@@ -85,19 +86,21 @@ static void remove_stale(int parent, const char *name)
 		close(dfd);
 		return;
 	}
-	while ((e = readdir(d)))
-		if (e->d_type == DT_DIR && e->d_name[0] != '.') {
-			write_file(dirfd(d), "cgroup.kill", "1");
-			for (int i = 0; i < 50; i++) {
-				if (unlinkat(dirfd(d), e->d_name,
-					     AT_REMOVEDIR) == 0 ||
-				    errno != EBUSY)
-					break;
-				usleep(10000);
-			}
-		}
+	while (depth > 0 && (e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.')
+			remove_tree(dirfd(d), e->d_name, depth - 1);
 	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) == 0)
+	for (int i = 0; i < 50; i++) {
+		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != EBUSY)
+			break;
+		usleep(10000); /* killed processes take a moment to go */
+	}
+}
+
+static void remove_stale(int parent, const char *name)
+{
+	remove_tree(parent, name, 3);
+	if (faccessat(parent, name, F_OK, 0) < 0)
 		log_msg(LOG_NOTICE, "removed leftover cgroup %s", name);
 }
 
@@ -234,12 +237,17 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 
 int contain_enter(const struct contain *c)
 {
+	return contain_add(c, getpid());
+}
+
+int contain_add(const struct contain *c, pid_t who)
+{
 	char pid[32];
 	int fd, rc = 0;
 
 	if (c->dfd < 0)
 		return 0;
-	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	snprintf(pid, sizeof(pid), "%ld", (long)who);
 	fd = openat(c->dfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
 		rc = -errno;

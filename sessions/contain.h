@@ -36,6 +36,9 @@ int contain_new(struct contain *c, const char *tag);
  * parent's own processes does not. */
 int contain_new_in(struct contain *c, const struct contain *parent,
 		   const char *tag);
+/* In the parent, right after fork: moves pid into c, so that a signal
+ * sent as soon as the caller returns reaches it. */
+int contain_add(const struct contain *c, pid_t pid);
 /* In a forked child: moves the calling process into c. */
 int contain_enter(const struct contain *c);
 /* Sends sig to every process of c but `except`; returns how many. */

@@ -120,6 +120,7 @@ static void close_all(int *fds, int n)
 }
 
 static void on_stdin(struct loop_watch *w, uint32_t events);
+static bool finish_removal(struct sess *s, struct run *p);
 
 /* Starts the process; fds: out r/w, err r/w, stdin r/w. */
 static int spawn(struct sess *s, struct run *p, int fds[6])
@@ -140,6 +141,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 	free(envp);
 	if (pid < 0)
 		return -errno;
+	contain_add(&p->cg, pid); /* before anyone can signal it */
 	p->pid = pid;
 	p->cg.leader = pid;
 	return 0;
@@ -286,6 +288,7 @@ void proc_timers(struct sess *s, int64_t now)
 			contain_kill(&p->cg);
 			p->kill_stage = 2;
 		}
+		finish_removal(s, p);
 	}
 }
 
@@ -300,6 +303,8 @@ int64_t proc_next_deadline(const struct sess *s)
 		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
 		    (!t || p->kill_at < t))
 			t = p->kill_at;
+		if (p->gone_cb && p->state != RUN_RUNNING)
+			return loop_now_ms() + 10; /* waiting for its cgroup */
 	}
 	return t;
 }
@@ -322,6 +327,20 @@ static void drop_proc(struct sess *s, struct run *p)
 	run_unref(p);
 }
 
+/* Drops p once its cgroup is empty if rmdir waits for it. Returns true
+ * when it did. */
+static bool finish_removal(struct sess *s, struct run *p)
+{
+	void (*cb)(void *) = p->gone_cb;
+	void *arg = p->gone_arg;
+
+	if (!cb || p->state == RUN_RUNNING || !contain_empty(&p->cg))
+		return false;
+	drop_proc(s, p);
+	cb(arg);
+	return true;
+}
+
 bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 {
 	struct list *l, *n;
@@ -329,7 +348,6 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 	list_for_each_safe(l, n, &s->procs)
 	{
 		struct run *p = list_entry(l, struct run, link);
-		void (*cb)(void *) = p->gone_cb;
 
 		if (p->pid != pid || p->state != RUN_RUNNING)
 			continue;
@@ -346,12 +364,9 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 							  END_EXITED);
 		log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)",
 			s->name, p->name, run_state_name(p), p->exit_code);
-		if (cb) {
-			void *arg = p->gone_arg;
-
-			drop_proc(s, p);
-			cb(arg);
-		}
+		if (p->end == END_KILLED || p->gone_cb)
+			contain_kill(&p->cg); /* the rest of its tree */
+		finish_removal(s, p);
 		return true;
 	}
 	return false;
@@ -360,16 +375,17 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 int sess_remove_proc(struct sess *s, struct run *p, void (*cb)(void *),
 		     void *arg)
 {
-	if (p->state != RUN_RUNNING) {
-		drop_proc(s, p);
-		cb(arg);
-		return 0;
-	}
 	if (p->gone_cb)
 		return -EBUSY;
 	p->gone_cb = cb;
 	p->gone_arg = arg;
-	return sess_signal_proc(p, SIGTERM);
+	if (p->state == RUN_RUNNING)
+		return sess_signal_proc(p, SIGTERM);
+	/* its leader is gone; what it left behind goes too */
+	contain_kill(&p->cg);
+	if (!finish_removal(s, p))
+		sess_rearm_timer();
+	return 0;
 }
 
 void proc_free_all(struct sess *s)
