@@ -28,6 +28,8 @@ echo "== unit tests"
 meson test -C build-test --suite unit --print-errorlogs
 echo "== integration tests"
 SESSIONFS_BIN=$top/build-test/sessionfs bash tests/integration/run.sh
+echo "== examples (shell, Python, Node.js)"
+bash tests/examples.sh "$top/build-test/sessionfs"
 
 echo "== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
