@@ -319,6 +319,8 @@ static void drop_proc(struct sess *s, struct run *p)
 		run_file(p, sfx[i], name, sizeof(name));
 		unlinkat(s->dirfd, name, 0);
 	}
+	output_close(p, &p->pipe_o);
+	output_close(p, &p->pipe_e);
 	close_stdin(p);
 	contain_free(&p->cg);
 	list_del(&p->link);
