@@ -191,6 +191,7 @@ static int serve(void)
 	if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
+	fsn_ops_init();
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);
 	fuse_w.fn = on_fuse;
@@ -238,8 +239,10 @@ int main(int argc, char *argv[])
 	}
 	signal(SIGPIPE, SIG_IGN);
 	se = fuse_session_new(&args, &fsn_ops, sizeof(fsn_ops), NULL);
-	if (!se)
+	if (!se) {
+		status = 2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
+	}
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_session;
 	fuse_daemonize(opts.foreground);

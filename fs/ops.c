@@ -224,6 +224,90 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 	}
 }
 
+/* A request about a session's env/ that arrived between the end of a
+ * run and the shell's report of its variables: it is answered when they
+ * are known (a fraction of a millisecond later). */
+enum held_op { HELD_LOOKUP, HELD_GETATTR, HELD_READDIR, HELD_OPEN, HELD_READ };
+
+struct held {
+	struct list link;
+	enum held_op op;
+	fuse_req_t req;
+	fuse_ino_t ino;
+	char *name;
+	size_t size;
+	off_t off;
+	struct fuse_file_info fi;
+};
+
+/* True for a node whose answer depends on the session's variables. */
+static bool about_env(const struct node *n)
+{
+	return n->s && (n->ft == FT_ENVDIR || n->ft == FT_ENVVAR);
+}
+
+/* Holds the request when n's session has its variables on the way. */
+static bool hold(const struct node *n, struct held how, const char *name,
+		 const struct fuse_file_info *fi)
+{
+	struct held *h;
+
+	if (!about_env(n) || !n->s->env_pending)
+		return false;
+	h = malloc(sizeof(*h));
+	if (!h)
+		return false;
+	*h = how;
+	h->name = name ? strdup(name) : NULL;
+	if (fi)
+		h->fi = *fi;
+	list_add_tail(&n->s->env_waiters, &h->link);
+	return true;
+}
+
+static void op_lookup(fuse_req_t, fuse_ino_t, const char *);
+static void op_getattr(fuse_req_t, fuse_ino_t, struct fuse_file_info *);
+static void op_readdir(fuse_req_t, fuse_ino_t, size_t, off_t,
+		       struct fuse_file_info *);
+static void op_open(fuse_req_t, fuse_ino_t, struct fuse_file_info *);
+static void op_read(fuse_req_t, fuse_ino_t, size_t, off_t,
+		    struct fuse_file_info *);
+
+/* sess_env_ready_hook: answers what was held for s. */
+static void release_held(struct sess *s)
+{
+	while (!list_empty(&s->env_waiters)) {
+		struct held *h = list_entry(s->env_waiters.next, struct held,
+					    link);
+
+		list_del(&h->link);
+		switch (h->op) {
+		case HELD_LOOKUP:
+			op_lookup(h->req, h->ino, h->name);
+			break;
+		case HELD_GETATTR:
+			op_getattr(h->req, h->ino, NULL);
+			break;
+		case HELD_READDIR:
+			op_readdir(h->req, h->ino, h->size, h->off, &h->fi);
+			break;
+		case HELD_OPEN:
+			op_open(h->req, h->ino, &h->fi);
+			break;
+		case HELD_READ:
+			op_read(h->req, h->ino, h->size, h->off, &h->fi);
+			break;
+		}
+		free(h->name);
+		free(h);
+	}
+}
+
+void fsn_ops_init(void)
+{
+	sess_env_ready_hook = release_held;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node dir;
@@ -234,6 +318,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (hold(&dir, (struct held){ .op = HELD_LOOKUP, .req = req,
+				      .ino = parent }, name, NULL))
+		return;
 	ino = find_child(&dir, name, &ttl);
 	if (!ino)
 		fuse_reply_err(req, ENOENT);
@@ -252,6 +339,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (hold(&n, (struct held){ .op = HELD_GETATTR, .req = req,
+				    .ino = ino }, NULL, NULL))
+		return;
 	fill_attr(ino, &n, &st);
 	fuse_reply_attr(req, &st, 0);
 }
@@ -335,11 +425,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct dirbuf d = { .from = off, .max = size, .req = req };
 	struct node n;
 
-	(void)fi;
 	if (tree_resolve(ino, &n) < 0) {
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (hold(&n, (struct held){ .op = HELD_READDIR, .req = req, .ino = ino,
+				    .size = size, .off = off }, NULL, fi))
+		return;
 	if (!S_ISDIR(tree_fent(n.ft)->mode)) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
@@ -412,6 +504,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	if (hold(&n, (struct held){ .op = HELD_OPEN, .req = req, .ino = ino },
+		 NULL, fi))
+		return;
 	fe = tree_fent(n.ft);
 	if (S_ISDIR(fe->mode)) {
 		fuse_reply_err(req, EISDIR);
@@ -699,6 +794,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fuse_reply_err(req, ENOENT);
 			return;
 		}
+		if (hold(&n, (struct held){ .op = HELD_READ, .req = req,
+					    .ino = ino, .size = size,
+					    .off = off }, NULL, fi))
+			return;
 		free(fh->text);
 		fh->text = gen_text(&n, &len);
 		fh->tlen = fh->text ? len : 0;

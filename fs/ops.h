@@ -11,4 +11,7 @@
 extern const struct fuse_lowlevel_ops fsn_ops;
 extern const struct fuse_lowlevel_ops tree_ops;
 
+/* Connects the operations to the session layer's hooks. */
+void fsn_ops_init(void);
+
 #endif

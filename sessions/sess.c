@@ -277,6 +277,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	list_init(&s->queue);
 	list_init(&s->runs);
 	list_init(&s->procs);
+	list_init(&s->env_waiters);
 	envmap_init(&s->env, OBJ_ENVVAR, s);
 	envmap_init(&s->pend_set, OBJ_NONE, NULL);
 	envmap_init(&s->pend_unset, OBJ_NONE, NULL);
@@ -477,19 +478,25 @@ static int read_env_file(struct sess *s, struct envmap *m)
 	return rc;
 }
 
-/* Takes cwd and exported variables from a shell's report. */
-static void apply_frame(struct sess *s, const struct shell_frame *f)
+/* Takes the cwd from a shell's report. */
+static void apply_pwd(struct sess *s, const struct shell_frame *f)
+{
+	char *cwd;
+
+	if (f->pwd[0] != '/' || !(cwd = strdup(f->pwd)))
+		return;
+	free(s->cwd);
+	s->cwd = cwd;
+}
+
+void (*sess_env_ready_hook)(struct sess *s);
+
+/* Takes the exported variables the shell reported, and lets the requests
+ * that waited for them go. */
+static void apply_env(struct sess *s, const struct shell_frame *f)
 {
 	struct envmap fresh;
 
-	if (f->pwd[0] == '/') {
-		char *cwd = strdup(f->pwd);
-
-		if (cwd) {
-			free(s->cwd);
-			s->cwd = cwd;
-		}
-	}
 	envmap_init(&fresh, OBJ_NONE, NULL);
 	if (f->env_len) {
 		if (envmap_parse_export(&fresh, f->env, f->env_len) == 0)
@@ -504,6 +511,9 @@ static void apply_frame(struct sess *s, const struct shell_frame *f)
 	for (size_t i = 0; i < s->pend_set.n; i++)
 		envmap_set(&s->env, s->pend_set.v[i]->name,
 			   s->pend_set.v[i]->value, s->pend_set.v[i]->len);
+	s->env_pending = false;
+	if (sess_env_ready_hook)
+		sess_env_ready_hook(s);
 }
 
 /* Lets go of the idle shell: the next run starts a new one from the
@@ -563,8 +573,11 @@ static void handle_frames(struct sess *s)
 
 	while ((n = shell_parse_frame(s->rbuf.p, s->rbuf.len, &f)) > 0) {
 		if (f.kind == 'R' && s->active) {
-			apply_frame(s, &f);
+			apply_pwd(s, &f);
+			s->env_pending = true;
 			finish_active(s, f.status, 0);
+		} else if (f.kind == 'E') {
+			apply_env(s, &f);
 		}
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
@@ -688,7 +701,8 @@ static int start_run(struct sess *s, struct run *r)
 
 static void kick(struct sess *s)
 {
-	while (!s->active && !s->dying && !list_empty(&s->queue)) {
+	while (!s->active && !s->dying && !s->env_pending &&
+	       !list_empty(&s->queue)) {
 		struct run *r = list_entry(s->queue.next, struct run, qlink);
 		int rc;
 
@@ -730,8 +744,12 @@ static void shell_gone(struct sess *s, int wstatus)
 	if (fd >= 0)
 		close(fd);
 	unlinkat(s->dirfd, "state", 0);
-	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0)
-		apply_frame(s, &f);
+	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0) {
+		apply_pwd(s, &f);
+		apply_env(s, &f);
+	} else if (s->env_pending) {
+		apply_env(s, &(struct shell_frame){ .kind = 'E', .pwd = "" });
+	}
 	if (s->active) {
 		if (!s->dying)
 			log_msg(LOG_NOTICE,
@@ -974,6 +992,9 @@ static void finalize(struct sess *s)
 		r->sess = NULL;
 		run_unref(r);
 	}
+	s->env_pending = false;
+	if (!list_empty(&s->env_waiters) && sess_env_ready_hook)
+		sess_env_ready_hook(s);
 	proc_free_all(s);
 	close(s->dirfd);
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);

@@ -39,6 +39,9 @@ struct sess {
 	struct loop_watch res;
 	struct strbuf rbuf;
 
+	bool env_pending;	/* a run ended; its variables are coming */
+	struct list env_waiters; /* requests for env/ held until then (fs/) */
+
 	struct run *active;
 	struct list queue; /* runs waiting, in arrival order */
 	struct list runs;  /* every run kept, oldest first */
@@ -139,6 +142,9 @@ void sess_rearm_timer(void);
 const struct envmap *sess_root_env(void);
 int sess_root_setenv(const char *name, const char *val, size_t len);
 int sess_root_unsetenv(const char *name);
+
+/* Called when a session's variables are known again (set by fs/). */
+extern void (*sess_env_ready_hook)(struct sess *s);
 
 /* Records one refusal: a line in the session's error file and the log. */
 void sess_error(struct sess *s, const char *fmt, ...)

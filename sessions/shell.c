@@ -29,7 +29,6 @@ static const char boot[] =
 	"shopt -s expand_aliases\n"
 	"trap 'builtin return 2>/dev/null' RTMIN+3\n"
 	"__sfs_report() {\n"
-	"  builtin export -p >\"$__sfs_d/env\"\n"
 	"  builtin printf '%s%s\\0%s\\0\\0' \"$1\" \"$2\" \"$PWD\"\n"
 	"}\n"
 	"__sfs_pre() {\n"
@@ -44,7 +43,8 @@ static const char boot[] =
 	"  done <\"$1\"\n"
 	"  builtin unset -v __sfs_op __sfs_n __sfs_v\n"
 	"}\n"
-	"trap '__sfs_report X 0 >\"$__sfs_d/state\" 2>/dev/null' EXIT\n"
+	"trap 'builtin export -p >\"$__sfs_d/env\"; "
+	"__sfs_report X 0 >\"$__sfs_d/state\"' EXIT\n"
 	"while IFS=' ' builtin read -r -u 200 __sfs_id __sfs_f; do\n"
 	"  {\n"
 	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
@@ -52,6 +52,8 @@ static const char boot[] =
 	"  } 0</dev/null 1>\"$__sfs_d/r$__sfs_id.o\" "
 	"2>\"$__sfs_d/r$__sfs_id.e\" 200<&- 201>&-\n"
 	"  __sfs_report R $? >&201\n"
+	"  builtin export -p >\"$__sfs_d/env\"\n"
+	"  __sfs_report E 0 >&201\n"
 	"done\n";
 
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
@@ -62,7 +64,7 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 
 	if (len == 0)
 		return 0;
-	if (buf[0] != 'R' && buf[0] != 'X')
+	if (buf[0] != 'R' && buf[0] != 'X' && buf[0] != 'E')
 		return -EINVAL;
 	z1 = memchr(buf, '\0', len);
 	if (!z1)

@@ -4,13 +4,15 @@
  * The daemon sends "ID FLAG\n" on the shell's fd 200; the shell sources
  * r<ID>.cmd (after applying r<ID>.pre when FLAG is 'p') with stdin from
  * /dev/null and stdout/stderr into the fifos r<ID>.o and r<ID>.e, then
- * writes `export -p` to the file "env" and reports on fd 201 a frame
- * "R<status>\0<PWD>\0\0" in one write (a pipe write per variable would
- * wake the daemon once per variable). The report never passes through
- * the command's output, so output cannot fake it. When the shell exits,
- * its EXIT trap leaves the same frame (kind 'X') in the file "state" so
- * the next shell starts where it left off. The frame's third field is
- * kept for variables sent inline; the shell leaves it empty.
+ * reports on fd 201 a frame "R<status>\0<PWD>\0\0" (so the run ends at
+ * once), writes `export -p` to the file "env" and sends "E0\0\0\0" (the
+ * variables are ready). `export -p` is a third of a run's cost in the
+ * shell, so it is kept off the run's critical path. The report never
+ * passes through the command's output, so output cannot fake it. When
+ * the shell exits, its EXIT trap leaves "env" and the frame kind 'X' in
+ * the file "state" so the next shell starts where it left off. The
+ * frame's third field is kept for variables sent inline; the shell leaves
+ * it empty.
  */
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
@@ -27,7 +29,8 @@
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
 struct shell_frame {
-	char kind; /* 'R' after a run, 'X' from the EXIT trap */
+	char kind; /* 'R' after a run, 'E' when "env" is written, 'X' from
+		    * the EXIT trap */
 	int status;
 	const char *pwd; /* points into the parsed buffer */
 	const char *env;

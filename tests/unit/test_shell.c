@@ -324,7 +324,7 @@ static void put_file(int dfd, const char *name, const char *text, size_t len)
 }
 
 /* The variables of a report: sent inline in the frame, or (as the shell
- * does now) left by it in the file "env" just before the frame. */
+ * does now) left by it in the file "env" before its 'E' frame. */
 static void report_env(struct sh *s, struct report *r,
 		       const struct shell_frame *f)
 {
@@ -355,15 +355,22 @@ static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 		int left = (int)(end - now_ms());
 
 		ck_assert_int_ge(n, 0);
+		if (n > 0 && f.kind == 'E') {
+			/* the variables of the run just reported are ready */
+			ck_assert_int_eq(r->kind, 'R');
+			report_env(s, r, &f);
+			memmove(s->buf, s->buf + n, s->len - (size_t)n);
+			s->len -= (size_t)n;
+			return 0;
+		}
 		if (n > 0) {
 			r->kind = f.kind;
 			r->status = f.status;
 			ck_assert_uint_lt(strlen(f.pwd), sizeof(r->pwd));
 			strcpy(r->pwd, f.pwd);
-			report_env(s, r, &f);
 			memmove(s->buf, s->buf + n, s->len - (size_t)n);
 			s->len -= (size_t)n;
-			return 0;
+			continue;
 		}
 		ck_assert_msg(left > 0, "no report in %d ms", timeout_ms);
 		if (poll(&p, 1, left) <= 0)
