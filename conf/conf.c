@@ -35,20 +35,22 @@ static bool is_tmpfs(const char *path)
 	return statfs(path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
 }
 
-/* $XDG_RUNTIME_DIR when set, else the first tmpfs of /run (root only)
- * and /dev/shm, else /tmp. Spool files are created for every run, and on
- * a disk file system a create costs ten times what it costs on tmpfs. */
+/* The first tmpfs of $XDG_RUNTIME_DIR, /run (root only) and /dev/shm,
+ * else $XDG_RUNTIME_DIR when set, else /tmp. Spool files are created for
+ * every run, and on a disk file system a create costs ten times what it
+ * costs on tmpfs. */
 static char *default_runtime_dir(void)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	bool has_xdg = xdg && xdg[0] == '/';
 
-	if (xdg && xdg[0] == '/')
+	if (has_xdg && is_tmpfs(xdg))
 		return strdup(xdg);
 	if (geteuid() == 0 && is_tmpfs("/run"))
 		return strdup("/run");
 	if (is_tmpfs("/dev/shm"))
 		return strdup("/dev/shm");
-	return strdup("/tmp");
+	return strdup(has_xdg ? xdg : "/tmp");
 }
 
 void conf_defaults(void)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include "conf.h"
 #include "sessions/names.h"
 
@@ -65,16 +66,41 @@ static int set_string(const config_setting_t *s, const char *path,
 	return *dst ? 0 : -ENOMEM;
 }
 
+/* The integer as written on its line: libconfig 1.5 silently wraps
+ * values past 32 bits that lack an L suffix. Returns 0 and *v, or -1
+ * (then libconfig's value stands). */
+static int raw_int(const char *path, int line, const char *name,
+		   long long *v)
+{
+	FILE *f = fopen(path, "re");
+	char buf[4096], *p = NULL, *end;
+	int n = 0;
+
+	while (f && n < line && fgets(buf, sizeof(buf), f))
+		n++;
+	if (f)
+		fclose(f);
+	if (n == line && (p = strstr(buf, name)))
+		p += strspn(p + strlen(name), " \t=:") + strlen(name);
+	if (!p || !((*p >= '0' && *p <= '9') || *p == '-'))
+		return -1;
+	errno = 0;
+	*v = strtoll(p, &end, 0);
+	return errno || end == p ? -1 : 0;
+}
+
 static int set_uint(const config_setting_t *s, const char *path,
 		    const struct setting *d)
 {
 	int t = config_setting_type(s);
-	long long v;
+	long long v, raw;
 	char range[64];
 
 	if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
 		return fail(s, path, "%s: expected an integer%s", d->name, "");
 	v = config_setting_get_int64(s);
+	if (raw_int(path, config_setting_source_line(s), d->name, &raw) == 0)
+		v = raw; /* what is written, not libconfig's wrapped value */
 	snprintf(range, sizeof(range), " (%llu to %llu)", d->min, d->max);
 	if (v < 0 || (unsigned long long)v < d->min ||
 	    (unsigned long long)v > d->max)
@@ -166,6 +192,12 @@ int conf_load(const char *path)
 	config_setting_t *root;
 	int rc = 0;
 
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: cannot read: is a directory\n", path);
+		return -EINVAL;
+	}
 	config_init(&cfg);
 	if (!config_read_file(&cfg, path)) {
 		if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
