@@ -56,6 +56,7 @@ static char *default_runtime_dir(void)
 void conf_defaults(void)
 {
 	conf.shell = strdup("/bin/bash");
+	conf.shell_args = calloc(1, sizeof(char *));
 	conf.workspace = default_workspace();
 	conf.runtime_dir = default_runtime_dir();
 	conf.default_timeout_ms = 0;

@@ -10,6 +10,7 @@
 
 struct conf {
 	char *shell;	      /* path of bash */
+	char **shell_args;    /* arguments given before -c, NULL-terminated */
 	char *workspace;      /* default cwd of sessions */
 	char *runtime_dir;    /* parent of this instance's spool directory */
 	uint64_t default_timeout_ms; /* 0: none */

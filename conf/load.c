@@ -13,7 +13,7 @@
 #include "conf.h"
 #include "sessions/names.h"
 
-enum kind { K_STR, K_UINT, K_BOOL, K_GROUP, K_LEVEL };
+enum kind { K_STR, K_UINT, K_BOOL, K_GROUP, K_LEVEL, K_SHELL };
 
 /* One table declares every setting: name, kind, range, where it goes. */
 static const struct setting {
@@ -23,7 +23,7 @@ static const struct setting {
 	size_t off;
 } settings[] = {
 #define AT(f) offsetof(struct conf, f)
-	{ "shell", K_STR, 0, 0, AT(shell) },
+	{ "shell", K_SHELL, 0, 0, AT(shell) },
 	{ "workspace", K_STR, 0, 0, AT(workspace) },
 	{ "runtime_dir", K_STR, 0, 0, AT(runtime_dir) },
 	{ "default_timeout_ms", K_UINT, 0, 86400000ULL * 365,
@@ -153,6 +153,38 @@ static int set_env(const config_setting_t *g, const char *path)
 	return 0;
 }
 
+/* shell = "/bin/bash"; or shell = [ "/bin/bash", "-O", "extglob" ]; */
+static int set_shell(const config_setting_t *s, const char *path,
+		     const struct setting *d)
+{
+	int n = config_setting_length(s);
+	char **args;
+
+	if (config_setting_type(s) == CONFIG_TYPE_STRING)
+		return set_string(s, path, d);
+	if ((config_setting_type(s) != CONFIG_TYPE_LIST &&
+	     config_setting_type(s) != CONFIG_TYPE_ARRAY) || n < 1)
+		return fail(s, path, "%s: expected a path or a list [path, "
+			    "arguments...]%s", d->name, "");
+	for (int i = 0; i < n; i++)
+		if (!config_setting_get_string_elem(s, i))
+			return fail(s, path, "%s: every element must be a "
+				    "string%s", d->name, "");
+	if (config_setting_get_string_elem(s, 0)[0] != '/')
+		return fail(s, path, "%s: expected an absolute path, got '%s'",
+			    d->name, config_setting_get_string_elem(s, 0));
+	args = calloc((size_t)n, sizeof(*args));
+	for (int i = 1; args && i < n; i++)
+		if (!(args[i - 1] = strdup(config_setting_get_string_elem(s, i))))
+			return -ENOMEM;
+	if (!args)
+		return -ENOMEM;
+	free(conf.shell);
+	conf.shell = strdup(config_setting_get_string_elem(s, 0));
+	conf.shell_args = args;
+	return conf.shell ? 0 : -ENOMEM;
+}
+
 static const struct setting *find(const char *name)
 {
 	for (size_t i = 0; i < sizeof(settings) / sizeof(*settings); i++)
@@ -181,6 +213,8 @@ static int apply(const config_setting_t *s, const char *path)
 		return 0;
 	case K_GROUP:
 		return set_env(s, path);
+	case K_SHELL:
+		return set_shell(s, path, d);
 	default:
 		return set_level(s, path);
 	}

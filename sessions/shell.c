@@ -10,6 +10,7 @@
 #include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include "conf/conf.h"
 #include "shell.h"
 #include "strbuf.h"
 
@@ -90,8 +91,8 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 static void child(const char *bash, const char *dir, const char *cwd,
 		  char **envp, const struct contain *cg, int ctl_r, int res_w)
 {
-	char *argv[] = { "bash", "--noprofile", "--norc", "-c", (char *)boot,
-			 "bash", (char *)dir, NULL };
+	char *argv[64] = { "bash", "--noprofile", "--norc" };
+	size_t n = 3;
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -116,6 +117,13 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	 * reach the shell and its commands. */
 	close_range(3, SHELL_CTL_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
+	for (char **a = conf.shell_args; a && *a && n < 58; a++)
+		argv[n++] = *a;
+	argv[n++] = "-c";
+	argv[n++] = (char *)boot;
+	argv[n++] = "bash";
+	argv[n++] = (char *)dir;
+	argv[n] = NULL;
 	if (chdir(cwd) < 0 && chdir("/") < 0)
 		_exit(126);
 	execve(bash, argv, envp);
