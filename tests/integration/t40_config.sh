@@ -417,6 +417,17 @@ if cfg_mount "large in-range values" -c "$CFG"; then
 	cfg_umount "large in-range values"
 fi
 
+# 10. shell as a list: the path, then arguments given before -c
+mkcfg shell-list 'shell = [ "/bin/bash", "-O", "extglob" ];'
+if cfg_mount "shell as a list" -c "$CFG"; then
+	D=$MNT/sessions/default
+	assert_run_ok "shell list: a run" "$D" 'shopt -q extglob && echo on' 10
+	assert_file_eq "$D/stdout" $'on\n' "shell list: bash got -O extglob"
+	cfg_umount "shell as a list"
+fi
+mkcfg shell-rel 'shell = [ "bash", "-O", "extglob" ];'
+refused "shell list with a relative path" "$CFG:1: " shell -f -c "$CFG"
+
 # ---------------------------------------------------------------- limits (A)
 
 WS=$SFS_TMP/ws
