@@ -9,16 +9,16 @@
 #include <stdint.h>
 
 struct conf {
-	char *shell;	      /* path of bash */
-	char **shell_args;    /* arguments given before -c, NULL-terminated */
-	char *workspace;      /* default cwd of sessions */
-	char *runtime_dir;    /* parent of this instance's spool directory */
+	char *shell;	   /* path of bash */
+	char **shell_args; /* arguments given before -c, NULL-terminated */
+	char *workspace;   /* default cwd of sessions */
+	char *runtime_dir; /* parent of this instance's spool directory */
 	uint64_t default_timeout_ms; /* 0: none */
 	uint64_t kill_grace_ms;
 	uint64_t max_sessions;
 	uint64_t max_procs_per_session;
 	uint64_t max_command_bytes;
-	uint64_t max_output_bytes; /* per stream of a run; 0: no limit */
+	uint64_t max_output_bytes;  /* per stream of a run; 0: no limit */
 	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
 	uint64_t history;	    /* numbered runs kept per session */
 	bool default_session;

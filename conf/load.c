@@ -69,8 +69,7 @@ static int set_string(const config_setting_t *s, const char *path,
 /* The integer as written on its line: libconfig 1.5 silently wraps
  * values past 32 bits that lack an L suffix. Returns 0 and *v, or -1
  * (then libconfig's value stands). */
-static int raw_int(const char *path, int line, const char *name,
-		   long long *v)
+static int raw_int(const char *path, int line, const char *name, long long *v)
 {
 	FILE *f = fopen(path, "re");
 	char buf[4096], *p = NULL, *end;
@@ -132,7 +131,8 @@ static int set_env(const config_setting_t *g, const char *path)
 	int n = config_setting_length(g);
 
 	if (!config_setting_is_group(g))
-		return fail(g, path, "%s: expected a group { NAME = \"value\"; }%s",
+		return fail(g, path,
+			    "%s: expected a group { NAME = \"value\"; }%s",
 			    "env", "");
 	for (int i = 0; i < n; i++) {
 		config_setting_t *e = config_setting_get_elem(g, i);
@@ -141,8 +141,10 @@ static int set_env(const config_setting_t *g, const char *path)
 		int rc;
 
 		if (!name_env_valid(name))
-			return fail(e, path, "env: '%s' is not a variable "
-				    "name%s", name, "");
+			return fail(e, path,
+				    "env: '%s' is not a variable "
+				    "name%s",
+				    name, "");
 		if (!v)
 			return fail(e, path, "env: %s: expected a string%s",
 				    name, "");
@@ -163,19 +165,25 @@ static int set_shell(const config_setting_t *s, const char *path,
 	if (config_setting_type(s) == CONFIG_TYPE_STRING)
 		return set_string(s, path, d);
 	if ((config_setting_type(s) != CONFIG_TYPE_LIST &&
-	     config_setting_type(s) != CONFIG_TYPE_ARRAY) || n < 1)
-		return fail(s, path, "%s: expected a path or a list [path, "
-			    "arguments...]%s", d->name, "");
+	     config_setting_type(s) != CONFIG_TYPE_ARRAY) ||
+	    n < 1)
+		return fail(s, path,
+			    "%s: expected a path or a list [path, "
+			    "arguments...]%s",
+			    d->name, "");
 	for (int i = 0; i < n; i++)
 		if (!config_setting_get_string_elem(s, i))
-			return fail(s, path, "%s: every element must be a "
-				    "string%s", d->name, "");
+			return fail(s, path,
+				    "%s: every element must be a "
+				    "string%s",
+				    d->name, "");
 	if (config_setting_get_string_elem(s, 0)[0] != '/')
 		return fail(s, path, "%s: expected an absolute path, got '%s'",
 			    d->name, config_setting_get_string_elem(s, 0));
 	args = calloc((size_t)n, sizeof(*args));
 	for (int i = 1; args && i < n; i++)
-		if (!(args[i - 1] = strdup(config_setting_get_string_elem(s, i))))
+		if (!(args[i - 1] =
+			      strdup(config_setting_get_string_elem(s, i))))
 			return -ENOMEM;
 	if (!args)
 		return -ENOMEM;

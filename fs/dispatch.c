@@ -15,13 +15,13 @@ static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
 	return files_is(ino) ? &files_ops : &tree_ops;
 }
 
-#define ROUTE(ino, op, ...)                                \
-	do {                                               \
-		const struct fuse_lowlevel_ops *o = side(ino); \
-		if (o->op)                                 \
-			o->op(__VA_ARGS__);                \
-		else                                       \
-			fuse_reply_err(req, ENOSYS);       \
+#define ROUTE(ino, op, ...)                                                    \
+	do {                                                                   \
+		const struct fuse_lowlevel_ops *o = side(ino);                 \
+		if (o->op)                                                     \
+			o->op(__VA_ARGS__);                                    \
+		else                                                           \
+			fuse_reply_err(req, ENOSYS);                           \
 	} while (0)
 
 static void d_init(void *userdata, struct fuse_conn_info *conn)
@@ -51,8 +51,7 @@ static void d_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-static void d_getattr(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void d_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	ROUTE(ino, getattr, req, ino, fi);
 }
@@ -139,8 +138,7 @@ static void d_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	ROUTE(ino, flush, req, ino, fi);
 }
 
-static void d_release(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void d_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	ROUTE(ino, release, req, ino, fi);
 }
@@ -152,8 +150,7 @@ static void d_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 }
 
 /* Directories of the tree need no open state: libfuse's default. */
-static void d_opendir(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void d_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (files_is(ino) && files_ops.opendir)
 		files_ops.opendir(req, ino, fi);
@@ -203,8 +200,8 @@ static void d_statfs(fuse_req_t req, fuse_ino_t ino)
 							  .f_namemax = 255 });
 }
 
-static void d_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
-			off_t offset, off_t length, struct fuse_file_info *fi)
+static void d_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+			off_t length, struct fuse_file_info *fi)
 {
 	ROUTE(ino, fallocate, req, ino, mode, offset, length, fi);
 }

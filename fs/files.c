@@ -43,7 +43,7 @@
 #include "sessions/objs.h"
 #include "tree.h"
 
-#define TTL 0.0		/* entry and attribute timeouts (s) */
+#define TTL	     0.0 /* entry and attribute timeouts (s) */
 #define NGROUPS_KEPT 256 /* supplementary groups taken from a caller */
 
 /* setgroups(2) of this thread only (glibc's changes every thread) */
@@ -54,8 +54,8 @@
 #endif
 
 struct fnode {
-	uint64_t id;	    /* OBJ_FILE id; 0 for the root */
-	int fd;		    /* O_PATH|O_NOFOLLOW */
+	uint64_t id; /* OBJ_FILE id; 0 for the root */
+	int fd;	     /* O_PATH|O_NOFOLLOW */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;	    /* S_IFMT bits */
@@ -181,8 +181,11 @@ static struct fnode *node_new(int fd, const struct stat *st, uint64_t mnt)
 
 	if (!n)
 		return NULL;
-	*n = (struct fnode){ .fd = fd, .dev = st->st_dev, .ino = st->st_ino,
-			     .type = st->st_mode & S_IFMT, .mnt = mnt };
+	*n = (struct fnode){ .fd = fd,
+			     .dev = st->st_dev,
+			     .ino = st->st_ino,
+			     .type = st->st_mode & S_IFMT,
+			     .mnt = mnt };
 	if (hadd(n) < 0) {
 		free(n);
 		return NULL;
@@ -250,8 +253,9 @@ static int mount_of(int fd, uint64_t *mnt)
 {
 	struct statx sx;
 
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW |
-		  AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+	if (statx(fd, "",
+		  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &sx) < 0)
 		return -errno;
 	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
 	return 0;
@@ -270,7 +274,7 @@ static int stat_entry(const struct fnode *dir, int fd, struct stat *st,
 		return rc;
 	if (*mnt != dir->mnt && is_sessionfs(*mnt)) {
 		log_msg(LOG_WARNING, "files/: a sessionfs is mounted in the "
-			"workspace; not entered");
+				     "workspace; not entered");
 		return -ELOOP;
 	}
 	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -342,7 +346,8 @@ static void proc_path(char *buf, size_t len, int fd)
 static void entry_of(struct fnode *n, struct stat *st,
 		     struct fuse_entry_param *e)
 {
-	*e = (struct fuse_entry_param){ .ino = ino_of(n), .attr = *st,
+	*e = (struct fuse_entry_param){ .ino = ino_of(n),
+					.attr = *st,
 					.attr_timeout = TTL,
 					.entry_timeout = TTL };
 	e->attr.st_ino = e->ino;
@@ -425,8 +430,7 @@ static void f_forget_multi(fuse_req_t req, size_t count,
 		unref(node_of(forgets[i].ino), forgets[i].nlookup);
 }
 
-static void f_getattr(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void f_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = node_of(ino);
 	struct stat st;
@@ -483,8 +487,8 @@ static int set_attrs(const struct fnode *n, const struct stat *a, int set,
 	if ((set & FUSE_SET_ATTR_MODE) && chmod(p, a->st_mode & 07777) < 0)
 		return -errno;
 	if ((set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) &&
-	    fchownat(n->fd, "", uid, gid,
-		     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+	    fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) <
+		    0)
 		return -errno;
 	if ((set & FUSE_SET_ATTR_SIZE) && set_size(n, a->st_size, fi) < 0)
 		return -errno;
@@ -719,8 +723,7 @@ static int create_at(struct fnode *dir, const char *name, mode_t mode,
 	mode_t old = umask(0); /* the kernel applied the caller's */
 	int fd;
 
-	flags = (open_flags(flags) | O_CREAT | O_NOFOLLOW) |
-		(flags & O_EXCL);
+	flags = (open_flags(flags) | O_CREAT | O_NOFOLLOW) | (flags & O_EXCL);
 	fd = openat(dir->fd, name, flags, mode & 07777);
 	if (fd < 0)
 		fd = -errno;
@@ -793,8 +796,7 @@ static void f_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-static void f_release(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void f_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
 	close((int)fi->fh);
@@ -811,8 +813,8 @@ static void f_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, rc < 0 ? errno : 0);
 }
 
-static void f_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
-			off_t offset, off_t length, struct fuse_file_info *fi)
+static void f_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+			off_t length, struct fuse_file_info *fi)
 {
 	(void)ino;
 	if (fallocate((int)fi->fh, mode, offset, length) < 0)
@@ -843,8 +845,7 @@ static struct fdir *dir_open(const struct fnode *n)
 	return NULL;
 }
 
-static void f_opendir(fuse_req_t req, fuse_ino_t ino,
-		      struct fuse_file_info *fi)
+static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = node_of(ino);
 	struct fdir *d = NULL;
@@ -888,8 +889,8 @@ static ino_t entry_ino(const struct fnode *dir, const struct dirent *de)
 }
 
 /* Fills buf with entries from d. Returns the length, or -errno. */
-static ssize_t fill_dir(fuse_req_t req, const struct fnode *dir,
-			struct fdir *d, char *buf, size_t size)
+static ssize_t fill_dir(fuse_req_t req, const struct fnode *dir, struct fdir *d,
+			char *buf, size_t size)
 {
 	size_t used = 0, len;
 	struct stat st;

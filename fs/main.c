@@ -136,8 +136,8 @@ static int configure(struct fuse_args *args)
 		return 2;
 	/* Shown in /proc/mounts as "sessionfs ... fuse.sessionfs"; a user's
 	 * own -o fsname= or subtype= comes later and wins. */
-	if (fuse_opt_insert_arg(args, 1, "-ofsname=sessionfs,subtype=sessionfs") <
-	    0)
+	if (fuse_opt_insert_arg(args, 1,
+				"-ofsname=sessionfs,subtype=sessionfs") < 0)
 		rc = 2;
 	if (o.mountpoint && fuse_opt_add_arg(args, o.mountpoint) < 0)
 		rc = 2;
@@ -240,7 +240,8 @@ int main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	se = fuse_session_new(&args, &fsn_ops, sizeof(fsn_ops), NULL);
 	if (!se) {
-		status = 2; /* an unknown or malformed option (libfuse said which) */
+		status =
+			2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
 	}
 	if (fuse_session_mount(se, opts.mountpoint) != 0)

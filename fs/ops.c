@@ -23,19 +23,19 @@
 /* An open file. */
 struct fh {
 	enum ft ft;
-	uint64_t sid;	 /* its session's id (0: none) */
-	struct run *r;	 /* the run it reads, or that its cmd started */
-	char *var;	 /* env/NAME: the name */
-	int fd;		 /* spool (or output index) read end, opened lazily */
+	uint64_t sid;  /* its session's id (0: none) */
+	struct run *r; /* the run it reads, or that its cmd started */
+	char *var;     /* env/NAME: the name */
+	int fd;	       /* spool (or output index) read end, opened lazily */
 	int fd_out, fd_err; /* for output and stream: the two spools */
-	uint64_t cursor; /* stream position */
-	char *text;	 /* snapshot of a generated file */
+	uint64_t cursor;    /* stream position */
+	char *text;	    /* snapshot of a generated file */
 	size_t tlen;
-	struct strbuf w; /* bytes written since open */
+	struct strbuf w;	    /* bytes written since open */
 	struct fuse_pollhandle *ph; /* a poll waiting for readability */
 	struct park *poll_watch;    /* its record on the run */
-	bool dirty;	 /* cmd bytes not yet submitted */
-	int werr;	 /* sticky write error */
+	bool dirty;		    /* cmd bytes not yet submitted */
+	int werr;		    /* sticky write error */
 };
 
 static struct fh *get_fh(const struct fuse_file_info *fi)
@@ -185,8 +185,8 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 {
 	size_t ntab;
 	const struct fent *tab = tree_table(dir->ft, &ntab);
-	uint64_t id = dir->ft == FT_ROOT || dir->ft == FT_SESSIONS ? 0 :
-								     dir->id;
+	uint64_t id =
+		dir->ft == FT_ROOT || dir->ft == FT_SESSIONS ? 0 : dir->id;
 	struct envvar *v;
 	struct sess *s;
 	struct run *r;
@@ -210,9 +210,9 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 	case FT_RUNS:
 		*ttl = 0;
 		if (strcmp(name, "latest") == 0)
-			return sess_latest(dir->s) ? tree_ino(dir->s->id,
-							      FT_LATEST) :
-						     0;
+			return sess_latest(dir->s) ?
+				       tree_ino(dir->s->id, FT_LATEST) :
+				       0;
 		r = sess_run_by_name(dir->s, name);
 		return r ? tree_ino(r->id, FT_RUN) : 0;
 	case FT_PROCS:
@@ -277,8 +277,8 @@ static void op_read(fuse_req_t, fuse_ino_t, size_t, off_t,
 static void release_held(struct sess *s)
 {
 	while (!list_empty(&s->env_waiters)) {
-		struct held *h = list_entry(s->env_waiters.next, struct held,
-					    link);
+		struct held *h =
+			list_entry(s->env_waiters.next, struct held, link);
 
 		list_del(&h->link);
 		switch (h->op) {
@@ -318,8 +318,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (hold(&dir, (struct held){ .op = HELD_LOOKUP, .req = req,
-				      .ino = parent }, name, NULL))
+	if (hold(&dir,
+		 (struct held){ .op = HELD_LOOKUP, .req = req, .ino = parent },
+		 name, NULL))
 		return;
 	ino = find_child(&dir, name, &ttl);
 	if (!ino)
@@ -339,8 +340,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (hold(&n, (struct held){ .op = HELD_GETATTR, .req = req,
-				    .ino = ino }, NULL, NULL))
+	if (hold(&n,
+		 (struct held){ .op = HELD_GETATTR, .req = req, .ino = ino },
+		 NULL, NULL))
 		return;
 	fill_attr(ino, &n, &st);
 	fuse_reply_attr(req, &st, 0);
@@ -410,8 +412,7 @@ static void list_dir(struct dirbuf *d, const struct node *n, fuse_ino_t ino)
 		if (sess_latest(n->s))
 			dir_add(d, "latest", tree_ino(n->s->id, FT_LATEST),
 				S_IFLNK);
-		list_for_each_safe(l, next, &n->s->runs)
-		{
+		list_for_each_safe (l, next, &n->s->runs) {
 			struct run *r = list_entry(l, struct run, link);
 
 			dir_add(d, r->name, tree_ino(r->id, FT_RUN), S_IFDIR);
@@ -429,8 +430,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (hold(&n, (struct held){ .op = HELD_READDIR, .req = req, .ino = ino,
-				    .size = size, .off = off }, NULL, fi))
+	if (hold(&n,
+		 (struct held){ .op = HELD_READDIR,
+				.req = req,
+				.ino = ino,
+				.size = size,
+				.off = off },
+		 NULL, fi))
 		return;
 	if (!S_ISDIR(tree_fent(n.ft)->mode)) {
 		fuse_reply_err(req, ENOTDIR);
@@ -516,8 +522,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD &&
-	    n.r->has_cmd) {
+	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD && n.r->has_cmd) {
 		sess_error(n.s, "%s/%s/cmd: it has its command already",
 			   n.r->is_proc ? "procs" : "runs", n.r->name);
 		fuse_reply_err(req, EBUSY);
@@ -572,8 +577,8 @@ static void reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
 }
 
 /* Replies with up to size bytes of a spooled file at off. */
-static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft,
-			size_t size, uint64_t off)
+static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft, size_t size,
+			uint64_t off)
 {
 	uint64_t end = spool_size(fh->r, ft);
 	int fd = fh_open(fh, &fh->fd, spool_suffix(ft));
@@ -592,8 +597,8 @@ static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft,
 static size_t reply_output(fuse_req_t req, struct fh *fh, size_t size,
 			   uint64_t off)
 {
-	struct fuse_bufvec *v = calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) *
-							       sizeof(v->buf[0]));
+	struct fuse_bufvec *v =
+		calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) * sizeof(v->buf[0]));
 	int idx = fh_open(fh, &fh->fd, "idx");
 	struct outrec rec;
 	uint64_t i, skip;
@@ -794,9 +799,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			fuse_reply_err(req, ENOENT);
 			return;
 		}
-		if (hold(&n, (struct held){ .op = HELD_READ, .req = req,
-					    .ino = ino, .size = size,
-					    .off = off }, NULL, fi))
+		if (hold(&n,
+			 (struct held){ .op = HELD_READ,
+					.req = req,
+					.ino = ino,
+					.size = size,
+					.off = off },
+			 NULL, fi))
 			return;
 		free(fh->text);
 		fh->text = gen_text(&n, &len);
@@ -865,8 +874,10 @@ static int ctl_line(struct sess *s, const char *line, size_t len)
 
 	if (ctl_parse(line, len, &c) < 0 ||
 	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
-		sess_error(s, "ctl: '%.*s' is not kill [SIGNAL], reset or "
-			   "timeout MS", (int)(len > 80 ? 80 : len), line);
+		sess_error(s,
+			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
+			   "timeout MS",
+			   (int)(len > 80 ? 80 : len), line);
 		return -EINVAL;
 	}
 	if (c.op == CTL_KILL) {
@@ -889,9 +900,10 @@ static int proc_ctl_line(struct sess *s, struct run *p, const char *line,
 
 	if (ctl_parse(line, len, &c) < 0 ||
 	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
-		sess_error(s, "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
-			   "SIGNAL or eof", p->name, (int)(len > 80 ? 80 : len),
-			   line);
+		sess_error(s,
+			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
+			   "SIGNAL or eof",
+			   p->name, (int)(len > 80 ? 80 : len), line);
 		return -EINVAL;
 	}
 	if (c.op == CTL_EOF)
@@ -949,8 +961,10 @@ static int apply_small_write(struct fh *fh, struct node *n)
 	case FT_TIMEOUT:
 		rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
 		if (rc < 0) {
-			sess_error(n->s, "timeout: '%.*s' is not a number of "
-				   "milliseconds", (int)len, fh->w.p);
+			sess_error(n->s,
+				   "timeout: '%.*s' is not a number of "
+				   "milliseconds",
+				   (int)len, fh->w.p);
 			return rc;
 		}
 		if (!n->run_level) {
@@ -1077,8 +1091,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
-static void mkdir_run(fuse_req_t req, const struct node *dir,
-		      const char *name)
+static void mkdir_run(fuse_req_t req, const struct node *dir, const char *name)
 {
 	bool proc = dir->ft == FT_PROCS;
 	struct run *r;
@@ -1142,8 +1155,10 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 		rc = r ? sess_remove_run(dir.s, r) : -ENOENT;
 		if (rc == -EBUSY)
-			sess_error(dir.s, "rmdir runs/%s: it is queued or "
-				   "running", name);
+			sess_error(dir.s,
+				   "rmdir runs/%s: it is queued or "
+				   "running",
+				   name);
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -1236,8 +1251,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
-		      FUSE_SET_ATTR_GID)) {
+	if (to_set &
+	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}

@@ -37,8 +37,7 @@ void park_wake(struct run *r)
 {
 	struct list *l, *n;
 
-	list_for_each_safe(l, n, &r->waiters)
-	{
+	list_for_each_safe (l, n, &r->waiters) {
 		struct park *p = list_entry(l, struct park, link);
 
 		if (p->retry(p)) {
@@ -57,7 +56,8 @@ void park_cancel(struct park *p)
 void park_idle(void)
 {
 	while (!list_empty(&interrupted)) {
-		struct park *p = list_entry(interrupted.next, struct park, link);
+		struct park *p =
+			list_entry(interrupted.next, struct park, link);
 
 		list_del(&p->link);
 		fuse_reply_err(p->req, EINTR);

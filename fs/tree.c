@@ -5,15 +5,13 @@
 #include "tree.h"
 
 #define DIR_MODE (S_IFDIR | 0755)
-#define RO (S_IFREG | 0444)
-#define RW (S_IFREG | 0644)
-#define WO (S_IFREG | 0200)
+#define RO	 (S_IFREG | 0444)
+#define RW	 (S_IFREG | 0644)
+#define WO	 (S_IFREG | 0200)
 
 static const struct fent root_tab[] = {
-	{ "README", FT_README, RO },
-	{ "ctl", FT_ROOTCTL, WO },
-	{ "env", FT_ROOTENV, DIR_MODE },
-	{ "files", FT_FILES, DIR_MODE },
+	{ "README", FT_README, RO },	       { "ctl", FT_ROOTCTL, WO },
+	{ "env", FT_ROOTENV, DIR_MODE },       { "files", FT_FILES, DIR_MODE },
 	{ "sessions", FT_SESSIONS, DIR_MODE },
 };
 
@@ -22,30 +20,30 @@ static const struct fent sessions_tab[] = {
 };
 
 static const struct fent sess_tab[] = {
-	{ "cmd", FT_CMD, RW },	       { "stdout", FT_STDOUT, RO },
-	{ "stderr", FT_STDERR, RO },   { "output", FT_OUTPUT, RO },
-	{ "stream", FT_STREAM, RO },   { "exit", FT_EXIT, RO },
-	{ "status", FT_STATUS, RO },   { "result.json", FT_RESULT, RO },
-	{ "cwd", FT_CWD, RW },	       { "env", FT_ENVDIR, DIR_MODE },
-	{ "timeout", FT_TIMEOUT, RW }, { "error", FT_ERROR, RO },
-	{ "ctl", FT_CTL, WO },	       { "runs", FT_RUNS, DIR_MODE },
-	{ "procs", FT_PROCS, DIR_MODE },
-};
-
-static const struct fent run_tab[] = {
 	{ "cmd", FT_CMD, RW },		 { "stdout", FT_STDOUT, RO },
 	{ "stderr", FT_STDERR, RO },	 { "output", FT_OUTPUT, RO },
 	{ "stream", FT_STREAM, RO },	 { "exit", FT_EXIT, RO },
 	{ "status", FT_STATUS, RO },	 { "result.json", FT_RESULT, RO },
+	{ "cwd", FT_CWD, RW },		 { "env", FT_ENVDIR, DIR_MODE },
+	{ "timeout", FT_TIMEOUT, RW },	 { "error", FT_ERROR, RO },
+	{ "ctl", FT_CTL, WO },		 { "runs", FT_RUNS, DIR_MODE },
+	{ "procs", FT_PROCS, DIR_MODE },
+};
+
+static const struct fent run_tab[] = {
+	{ "cmd", FT_CMD, RW },	       { "stdout", FT_STDOUT, RO },
+	{ "stderr", FT_STDERR, RO },   { "output", FT_OUTPUT, RO },
+	{ "stream", FT_STREAM, RO },   { "exit", FT_EXIT, RO },
+	{ "status", FT_STATUS, RO },   { "result.json", FT_RESULT, RO },
 	{ "timeout", FT_TIMEOUT, RW },
 };
 
 static const struct fent proc_tab[] = {
-	{ "cmd", FT_CMD, RW },	       { "stdout", FT_STDOUT, RO },
-	{ "stderr", FT_STDERR, RO },   { "output", FT_OUTPUT, RO },
-	{ "stream", FT_STREAM, RO },   { "exit", FT_EXIT, RO },
-	{ "status", FT_STATUS, RO },   { "pid", FT_PID, RO },
-	{ "stdin", FT_STDIN, WO },     { "ctl", FT_CTL, WO },
+	{ "cmd", FT_CMD, RW },	     { "stdout", FT_STDOUT, RO },
+	{ "stderr", FT_STDERR, RO }, { "output", FT_OUTPUT, RO },
+	{ "stream", FT_STREAM, RO }, { "exit", FT_EXIT, RO },
+	{ "status", FT_STATUS, RO }, { "pid", FT_PID, RO },
+	{ "stdin", FT_STDIN, WO },   { "ctl", FT_CTL, WO },
 };
 
 /* Types that are not in any fixed table. */
@@ -89,8 +87,7 @@ const struct fent *tree_table(enum ft dir, size_t *n)
 const struct fent *tree_fent(enum ft ft)
 {
 	static const struct fent *const tabs[] = { root_tab, sessions_tab,
-						   sess_tab,  proc_tab,
-						   loose };
+						   sess_tab, proc_tab, loose };
 	static const size_t lens[] = { LEN(root_tab), LEN(sessions_tab),
 				       LEN(sess_tab), LEN(proc_tab),
 				       LEN(loose) };

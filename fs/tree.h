@@ -60,10 +60,10 @@ struct fent {
 struct node {
 	enum ft ft;
 	uint64_t id;
-	struct sess *s;	     /* the session it is in, if any */
-	struct run *r;	     /* its run (NULL: none yet) */
-	struct envvar *var;  /* for FT_ENVVAR */
-	bool run_level;	     /* under runs/N rather than the session */
+	struct sess *s;	    /* the session it is in, if any */
+	struct run *r;	    /* its run (NULL: none yet) */
+	struct envvar *var; /* for FT_ENVVAR */
+	bool run_level;	    /* under runs/N rather than the session */
 };
 
 static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)

@@ -140,8 +140,10 @@ bool contain_setup(void)
 				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(parent);
 	if (base_fd < 0) {
-		log_msg(LOG_NOTICE, "no cgroup v2 under %s (%m): containment "
-			"falls back to process sessions", base_path);
+		log_msg(LOG_NOTICE,
+			"no cgroup v2 under %s (%m): containment "
+			"falls back to process sessions",
+			base_path);
 		return false;
 	}
 	strncat(base_path, "/", sizeof(base_path) - strlen(base_path) - 1);
@@ -319,8 +321,7 @@ static int proc_each(const struct contain *c, int sig, pid_t except)
 		    proc_stat(pid, &ppid, &sid) < 0)
 			continue;
 		mine = sid == c->leader || pid == c->leader;
-		for (up = ppid; !mine && up > 1 && depth++ < 64;
-		     up = ppid) {
+		for (up = ppid; !mine && up > 1 && depth++ < 64; up = ppid) {
 			mine = up == c->leader;
 			if (proc_stat(up, &ppid, &usid) < 0)
 				break;

@@ -14,9 +14,9 @@
 #include <sys/types.h>
 
 struct contain {
-	int dfd;      /* the cgroup directory, or -1 (fallback) */
+	int dfd;	/* the cgroup directory, or -1 (fallback) */
 	int parent_dfd; /* the directory it is in (not owned) */
-	pid_t leader; /* the session's shell, a session leader */
+	pid_t leader;	/* the session's shell, a session leader */
 	char name[32];
 };
 

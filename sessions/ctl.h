@@ -17,8 +17,8 @@ enum ctl_op { CTL_KILL, CTL_RESET, CTL_TIMEOUT, CTL_EOF, CTL_KILLALL };
 
 struct ctl_cmd {
 	enum ctl_op op;
-	int sig;	 /* CTL_KILL */
-	uint64_t ms;	 /* CTL_TIMEOUT */
+	int sig;     /* CTL_KILL */
+	uint64_t ms; /* CTL_TIMEOUT */
 };
 
 /* Parses one line (without its newline). Returns 0 or -EINVAL. */

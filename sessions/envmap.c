@@ -81,8 +81,7 @@ static int set_value(struct envvar *e, const char *val, size_t len)
 	return 0;
 }
 
-int envmap_set(struct envmap *m, const char *name, const char *val,
-	       size_t len)
+int envmap_set(struct envmap *m, const char *name, const char *val, size_t len)
 {
 	bool found;
 	size_t i = find(m, name, &found);

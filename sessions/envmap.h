@@ -28,8 +28,7 @@ void envmap_init(struct envmap *m, enum obj_kind kind, void *owner);
 void envmap_free(struct envmap *m);
 struct envvar *envmap_get(const struct envmap *m, const char *name);
 /* Sets name to value (len bytes). Returns 0 or -ENOMEM. */
-int envmap_set(struct envmap *m, const char *name, const char *val,
-	       size_t len);
+int envmap_set(struct envmap *m, const char *name, const char *val, size_t len);
 /* Returns 0, or -ENOENT when name is not set. */
 int envmap_unset(struct envmap *m, const char *name);
 /* Makes dst hold exactly the variables of src, keeping the ids of names

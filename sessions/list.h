@@ -12,11 +12,14 @@ struct list {
 	struct list *prev, *next;
 };
 
-#define LIST_INIT(name) { &(name), &(name) }
-#define list_entry(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-#define list_for_each_safe(pos, n, head) \
-	for (pos = (head)->next, n = pos->next; pos != (head); \
+#define LIST_INIT(name)                                                        \
+	{                                                                      \
+		&(name), &(name)                                               \
+	}
+#define list_entry(ptr, type, member)                                          \
+	((type *)((char *)(ptr)-offsetof(type, member)))
+#define list_for_each_safe(pos, n, head)                                       \
+	for (pos = (head)->next, n = pos->next; pos != (head);                 \
 	     pos = n, n = pos->next)
 
 static inline void list_init(struct list *l)

@@ -22,7 +22,7 @@ void log_set_level(int level)
 
 void log_msg(int level, const char *fmt, ...)
 {
-	static const char *names[] = { "emerg", "alert", "crit", "error",
+	static const char *names[] = { "emerg",	  "alert",  "crit", "error",
 				       "warning", "notice", "info", "debug" };
 	va_list ap;
 

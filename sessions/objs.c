@@ -26,8 +26,7 @@ static size_t hash(uint64_t id)
 	return (size_t)id;
 }
 
-static void put(struct slot *t, size_t c, uint64_t id, enum obj_kind k,
-		void *p)
+static void put(struct slot *t, size_t c, uint64_t id, enum obj_kind k, void *p)
 {
 	size_t i = hash(id) & (c - 1);
 

@@ -24,8 +24,7 @@ struct run *sess_proc_by_name(struct sess *s, const char *name)
 {
 	struct list *l, *n;
 
-	list_for_each_safe(l, n, &s->procs)
-	{
+	list_for_each_safe (l, n, &s->procs) {
 		struct run *p = list_entry(l, struct run, link);
 
 		if (strcmp(p->name, name) == 0)
@@ -41,8 +40,10 @@ int sess_new_proc(struct sess *s, const char *name, struct run **out)
 	int rc;
 
 	if (!name_valid(name)) {
-		sess_error(s, "procs/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
-			   "not starting with '.'", name);
+		sess_error(s,
+			   "procs/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
+			   "not starting with '.'",
+			   name);
 		return -EINVAL;
 	}
 	if (sess_proc_by_name(s, name))
@@ -51,7 +52,8 @@ int sess_new_proc(struct sess *s, const char *name, struct run **out)
 		return -ENOENT;
 	if (s->nprocs >= conf.max_procs_per_session) {
 		sess_error(s, "procs/%s: max_procs_per_session (%llu) reached",
-			   name, (unsigned long long)conf.max_procs_per_session);
+			   name,
+			   (unsigned long long)conf.max_procs_per_session);
 		return -ENOSPC;
 	}
 	p = run_new_empty();
@@ -147,8 +149,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 	return 0;
 }
 
-int sess_start_proc(struct sess *s, struct run *p, const char *text,
-		    size_t len)
+int sess_start_proc(struct sess *s, struct run *p, const char *text, size_t len)
 {
 	int fds[6], rc;
 
@@ -178,9 +179,8 @@ int sess_start_proc(struct sess *s, struct run *p, const char *text,
 	if (p->want_stdin) {
 		p->stdin_w = (struct loop_watch){ fds[5], on_stdin, p };
 		fcntl(fds[5], F_SETFL, O_NONBLOCK);
-		loop_add(&p->stdin_w, p->stdin_q.len || p->stdin_eof ?
-					      EPOLLOUT :
-					      0);
+		loop_add(&p->stdin_w,
+			 p->stdin_q.len || p->stdin_eof ? EPOLLOUT : 0);
 	} else {
 		close(fds[5]);
 	}
@@ -277,8 +277,7 @@ void proc_timers(struct sess *s, int64_t now)
 {
 	struct list *l, *n;
 
-	list_for_each_safe(l, n, &s->procs)
-	{
+	list_for_each_safe (l, n, &s->procs) {
 		struct run *p = list_entry(l, struct run, link);
 
 		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
@@ -347,8 +346,7 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 {
 	struct list *l, *n;
 
-	list_for_each_safe(l, n, &s->procs)
-	{
+	list_for_each_safe (l, n, &s->procs) {
 		struct run *p = list_entry(l, struct run, link);
 
 		if (p->pid != pid || p->state != RUN_RUNNING)
@@ -357,9 +355,9 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 		output_close(p, &p->pipe_e);
 		close_stdin(p);
 		if (WIFSIGNALED(wstatus))
-			run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus),
-				   p->end == END_KILLED ? END_KILLED :
-							  END_EXITED);
+			run_finish(
+				p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus),
+				p->end == END_KILLED ? END_KILLED : END_EXITED);
 		else
 			run_finish(p, WEXITSTATUS(wstatus), 0,
 				   p->end == END_KILLED ? END_KILLED :

@@ -190,8 +190,9 @@ char *run_format_status(const struct run *r, size_t *len)
 	else
 		sb_addf(&b, "exit -\nsignal -\n");
 	sb_addf(&b, "timeout_ms %llu\n",
-		(unsigned long long)(r->state == RUN_QUEUED ? r->timeout_ms :
-							       r->eff_timeout_ms));
+		(unsigned long long)(r->state == RUN_QUEUED ?
+					     r->timeout_ms :
+					     r->eff_timeout_ms));
 	sb_addf(&b, "stdout_bytes %llu\nstderr_bytes %llu\n",
 		(unsigned long long)r->out.size,
 		(unsigned long long)r->err.size);

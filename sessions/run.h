@@ -27,22 +27,22 @@ enum run_end {
 };
 
 struct run {
-	uint64_t id;	 /* object id; names its spool files r<id>.* */
-	unsigned no;	 /* 1, 2, ... within its session */
-	char *name;	 /* directory name under runs/ */
+	uint64_t id;	   /* object id; names its spool files r<id>.* */
+	unsigned no;	   /* 1, 2, ... within its session */
+	char *name;	   /* directory name under runs/ */
 	struct sess *sess; /* NULL once the session is gone */
 	int refs;
 	enum run_state state;
 	enum run_end end;
-	int exit_code; /* valid when state is RUN_DONE */
-	int sig;       /* signal that ended it, or 0 */
-	long pid;      /* the shell that ran it, 0 before it starts */
-	uint64_t timeout_ms; /* its own timeout, 0: the session's */
-	bool has_timeout;    /* timeout_ms was set for this run */
+	int exit_code;		 /* valid when state is RUN_DONE */
+	int sig;		 /* signal that ended it, or 0 */
+	long pid;		 /* the shell that ran it, 0 before it starts */
+	uint64_t timeout_ms;	 /* its own timeout, 0: the session's */
+	bool has_timeout;	 /* timeout_ms was set for this run */
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
-	int64_t deadline;    /* monotonic ms when its timeout ends it, or 0 */
-	bool has_cmd;	     /* its command is written (it runs only once) */
+	int64_t deadline; /* monotonic ms when its timeout ends it, or 0 */
+	bool has_cmd;	  /* its command is written (it runs only once) */
 	uint64_t cmd_len;
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */
@@ -58,8 +58,8 @@ struct run {
 	bool want_stdin;       /* stdin was opened for writing before start */
 	struct strbuf stdin_q; /* bytes not yet taken by the process */
 	struct loop_watch stdin_w; /* write end of its stdin, or fd -1 */
-	bool stdin_eof;	       /* close stdin once the queue is written */
-	int kill_stage;	       /* 0, 1 (signalled), 2 (KILLed) */
+	bool stdin_eof;		   /* close stdin once the queue is written */
+	int kill_stage;		   /* 0, 1 (signalled), 2 (KILLed) */
 	int64_t kill_at;
 	int64_t ended_wall;
 	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
@@ -84,8 +84,7 @@ uint64_t run_duration_ms(const struct run *r);
 /* Marks r done with this exit code and cause; notifies waiters. */
 void run_finish(struct run *r, int exit_code, int sig, enum run_end end);
 /* Name of r's spool file with that suffix ("cmd", "out", ...). */
-void run_file(const struct run *r, const char *suffix, char *buf,
-	      size_t len);
+void run_file(const struct run *r, const char *suffix, char *buf, size_t len);
 
 /* Reports, as malloc'd text; *len gets the length. NULL on ENOMEM. */
 char *run_format_exit(const struct run *r, size_t *len);

@@ -156,7 +156,8 @@ int sess_init(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	chld_w.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	chld_w.fn = on_sigchld;
-	timer_w.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	timer_w.fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	timer_w.fn = on_timer;
 	if (chld_w.fd < 0 || timer_w.fd < 0)
 		return -errno;
@@ -246,7 +247,8 @@ char *sess_errors_text(struct sess *s, size_t *len)
 
 	sb_add(&b, "", 0);
 	for (unsigned i = 0; i < s->err_n; i++) {
-		const char *l = s->errors[(s->err_first + i) % SESS_ERRORS_KEPT];
+		const char *l =
+			s->errors[(s->err_first + i) % SESS_ERRORS_KEPT];
 
 		sb_add(&b, l, strlen(l));
 	}
@@ -284,8 +286,9 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
 	snprintf(s->dir, sizeof(s->dir), "%s/%s", rt_path, dname);
 	rc = mkdirat(rt_fd, dname, 0700) < 0 ? -errno : 0;
-	if (rc == 0 && (s->dirfd = openat(rt_fd, dname, O_RDONLY |
-				O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (rc == 0 &&
+	    (s->dirfd = openat(rt_fd, dname,
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
 	if (rc == 0)
 		rc = contain_new(&s->cg, dname);
@@ -323,8 +326,7 @@ struct run *sess_run_by_name(struct sess *s, const char *name)
 {
 	struct list *p, *n;
 
-	list_for_each_safe(p, n, &s->runs)
-	{
+	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
 		if (strcmp(r->name, name) == 0)
@@ -356,8 +358,7 @@ static void trim_history(struct sess *s)
 {
 	struct list *p, *n;
 
-	list_for_each_safe(p, n, &s->runs)
-	{
+	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
 		if (s->nruns <= conf.history)
@@ -387,8 +388,7 @@ static struct run *add_run(struct sess *s, const char *name, unsigned no)
 	return r;
 }
 
-int sess_queue_run(struct sess *s, struct run *r, const char *text,
-		   size_t len)
+int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 {
 	int rc;
 
@@ -407,8 +407,7 @@ int sess_queue_run(struct sess *s, struct run *r, const char *text,
 	return 0;
 }
 
-struct run *sess_submit(struct sess *s, const char *text, size_t len,
-			int *err)
+struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 {
 	struct run *r;
 	char no[24];
@@ -438,7 +437,8 @@ int sess_new_run(struct sess *s, const char *name, struct run **out)
 
 	if (!name_valid(name) || strcmp(name, "latest") == 0 ||
 	    name_parse_u64(name, strlen(name), &n) == 0) {
-		sess_error(s, "runs/%.64s: a run name is 1-64 of "
+		sess_error(s,
+			   "runs/%.64s: a run name is 1-64 of "
 			   "[A-Za-z0-9._-], not all digits, not 'latest'",
 			   name);
 		return -EINVAL;
@@ -634,8 +634,7 @@ static int start_shell(struct sess *s)
 	envmap_free(&s->pend_set);
 	envmap_free(&s->pend_unset);
 	s->pend_cwd = false;
-	log_msg(LOG_DEBUG, "session %s: shell %ld started", s->name,
-		(long)pid);
+	log_msg(LOG_DEBUG, "session %s: shell %ld started", s->name, (long)pid);
 	return loop_add(&s->res, EPOLLIN);
 }
 
@@ -677,9 +676,9 @@ static int start_run(struct sess *s, struct run *r)
 	r->state = RUN_RUNNING;
 	r->started_wall = loop_wall_ms();
 	r->started_mono = loop_now_ms();
-	r->eff_timeout_ms = r->has_timeout  ? r->timeout_ms :
-			    s->timeout_ms   ? s->timeout_ms :
-					      conf.default_timeout_ms;
+	r->eff_timeout_ms = r->has_timeout ? r->timeout_ms :
+			    s->timeout_ms  ? s->timeout_ms :
+					     conf.default_timeout_ms;
 	r->deadline = r->eff_timeout_ms ?
 			      r->started_mono + (int64_t)r->eff_timeout_ms :
 			      0;
@@ -784,8 +783,7 @@ static void on_sigchld(struct loop_watch *w, uint32_t events)
 	rearm_timer();
 }
 
-int sess_setenv(struct sess *s, const char *name, const char *val,
-		size_t len)
+int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 {
 	int rc;
 
@@ -891,8 +889,10 @@ static void run_timers(struct sess *s, int64_t now)
 		/* Only the shell is left and it is still in the command:
 		 * a loop of builtins inside a function does not notice
 		 * the abort trap. */
-		sess_error(s, "run %s: the shell does not let go; restarting "
-			   "it", r->name);
+		sess_error(s,
+			   "run %s: the shell does not let go; restarting "
+			   "it",
+			   r->name);
 		kill(s->pid, SIGKILL);
 		s->kill_stage = 3;
 	}
@@ -984,8 +984,7 @@ static void finalize(struct sess *s)
 	char dname[32];
 	struct list *p, *n;
 
-	list_for_each_safe(p, n, &s->runs)
-	{
+	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
 		list_del(&r->link);
@@ -1042,8 +1041,7 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 	s->dying = true;
 	s->gone_cb = cb;
 	s->gone_arg = arg;
-	list_for_each_safe(p, n, &s->queue)
-	{
+	list_for_each_safe (p, n, &s->queue) {
 		struct run *r = list_entry(p, struct run, qlink);
 
 		list_del(&r->qlink);
@@ -1101,8 +1099,10 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 		if (!s->dying || try_finalize(s))
 			continue;
 		if (!s->hard_killed && now >= s->kill_deadline) {
-			log_msg(LOG_NOTICE, "session %s: processes outlived "
-				"TERM; sending KILL", s->name);
+			log_msg(LOG_NOTICE,
+				"session %s: processes outlived "
+				"TERM; sending KILL",
+				s->name);
 			contain_kill(&s->cg);
 			if (s->pid)
 				kill(s->pid, SIGKILL);

@@ -26,7 +26,7 @@ struct sess {
 	char dir[4096];
 	char *cwd;
 	struct envmap env;	/* exported variables, as users see them */
-	struct envmap pend_set;	/* changes not yet sent to the shell */
+	struct envmap pend_set; /* changes not yet sent to the shell */
 	struct envmap pend_unset;
 	bool pend_cwd;
 	uint64_t timeout_ms;
@@ -39,7 +39,7 @@ struct sess {
 	struct loop_watch res;
 	struct strbuf rbuf;
 
-	bool env_pending;	/* a run ended; its variables are coming */
+	bool env_pending;	 /* a run ended; its variables are coming */
 	struct list env_waiters; /* requests for env/ held until then (fs/) */
 
 	struct run *active;
@@ -59,7 +59,7 @@ struct sess {
 				* 2 KILLed, waiting for the shell */
 	int64_t kill_at;       /* when the kill escalates */
 	int64_t kill_began;
-	bool reset;	       /* restart the shell once it is idle */
+	bool reset; /* restart the shell once it is idle */
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
 };
@@ -84,15 +84,13 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg);
 void sess_shutdown(void (*cb)(void *), void *arg);
 
 /* Queues a run of text (len bytes). Returns the run or NULL (*err). */
-struct run *sess_submit(struct sess *s, const char *text, size_t len,
-			int *err);
+struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err);
 /* A named run (mkdir runs/NAME): made now, queued when its cmd is
  * written. Returns 0, -EINVAL or -EEXIST. */
 int sess_new_run(struct sess *s, const char *name, struct run **out);
 /* Queues a run made by sess_new_run with its command. -EBUSY if it has
  * one already. */
-int sess_queue_run(struct sess *s, struct run *r, const char *text,
-		   size_t len);
+int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len);
 /* Removes a finished run from the history. -EBUSY while it is active. */
 int sess_remove_run(struct sess *s, struct run *r);
 /* Ends the active run's processes with sig (escalating to KILL after the
@@ -105,8 +103,7 @@ struct run *sess_latest(struct sess *s);
 struct run *sess_run_by_name(struct sess *s, const char *name);
 
 /* Environment and cwd, applied to the shell before its next run. */
-int sess_setenv(struct sess *s, const char *name, const char *val,
-		size_t len);
+int sess_setenv(struct sess *s, const char *name, const char *val, size_t len);
 int sess_unsetenv(struct sess *s, const char *name);
 int sess_chdir(struct sess *s, const char *path);
 

@@ -12,9 +12,9 @@
 #include <sys/types.h>
 
 struct spool {
-	int fd;	       /* write end while the run is live, else -1 */
-	uint64_t size; /* bytes kept so far */
-	uint64_t max;  /* bytes kept at most (0: no limit) */
+	int fd;		/* write end while the run is live, else -1 */
+	uint64_t size;	/* bytes kept so far */
+	uint64_t max;	/* bytes kept at most (0: no limit) */
 	bool truncated; /* output past max was dropped */
 };
 

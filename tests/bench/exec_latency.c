@@ -139,7 +139,7 @@ static void run_through_fs(void)
 /* One fork + execvp("bash", "-c", "true") + waitpid; it must exit 0. */
 static void spawn_bash(void)
 {
-	static char *const argv[] = {"bash", "-c", "true", NULL};
+	static char *const argv[] = { "bash", "-c", "true", NULL };
 	int status;
 	pid_t pid;
 

@@ -672,8 +672,8 @@ int main(int argc, char **argv)
 	if (argc == 4)
 		n = parse_count("N", argv[3], 1, MAX_N);
 	/* Two readers (exit, stream) a session while there are few. */
-	nparked = (readers + 1) / 2 < PARK_SESSIONS ? (int)(readers + 1) / 2
-						    : PARK_SESSIONS;
+	nparked = (readers + 1) / 2 < PARK_SESSIONS ? (int)(readers + 1) / 2 :
+						      PARK_SESSIONS;
 
 	idle_us = calloc(n, sizeof(*idle_us));
 	busy_us = calloc(n, sizeof(*busy_us));

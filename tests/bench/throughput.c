@@ -250,8 +250,8 @@ static int is_tmpfs(const char *path)
  */
 static const char *make_tmpdir(void)
 {
-	const char *bases[] = {getenv("XDG_RUNTIME_DIR"), "/run", "/dev/shm",
-			       "/tmp"};
+	const char *bases[] = { getenv("XDG_RUNTIME_DIR"), "/run", "/dev/shm",
+				"/tmp" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
@@ -298,7 +298,7 @@ static const char *fs_type(const char *path)
 static void spawn_to_file(long mib)
 {
 	char script[PATH_MAX + 64];
-	char *argv[] = {"bash", "-c", script, NULL};
+	char *argv[] = { "bash", "-c", script, NULL };
 	int n, status;
 	pid_t pid;
 

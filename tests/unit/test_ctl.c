@@ -322,8 +322,9 @@ START_TEST(signal_names)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
-		ck_assert_msg(sig(t[i].name) == t[i].sig, "'%s': %d, expected %d",
-			      t[i].name, sig(t[i].name), t[i].sig);
+		ck_assert_msg(sig(t[i].name) == t[i].sig,
+			      "'%s': %d, expected %d", t[i].name,
+			      sig(t[i].name), t[i].sig);
 }
 END_TEST
 
@@ -340,7 +341,7 @@ START_TEST(signal_numbers)
 	ck_assert_int_eq(sig("00"), -1);
 	ck_assert_int_eq(sig("65"), -1);
 	ck_assert_int_eq(sig("100"), -1);
-	ck_assert_int_eq(sig("4294967305"), -1); /* 2^32 + 9 */
+	ck_assert_int_eq(sig("4294967305"), -1);	   /* 2^32 + 9 */
 	ck_assert_int_eq(sig("18446744073709551625"), -1); /* overflows */
 	ck_assert_int_eq(sig("-9"), -1);
 	ck_assert_int_eq(sig("9x"), -1);
@@ -350,9 +351,9 @@ END_TEST
 START_TEST(signal_bad)
 {
 	static const char *const bad[] = {
-		"",	  "SIG",    "sig",     "BOGUS",	  "SIGBOGUS", "TER",
-		"TERMS",  "SIGSIGTERM", "SIG TERM", "S",	  "SIGT",
-		"xTERM",  "TERM\r",	"RTMIN",    "SIGRTMIN",
+		"",	"SIG",	 "sig",	       "BOGUS",	   "SIGBOGUS",
+		"TER",	"TERMS", "SIGSIGTERM", "SIG TERM", "S",
+		"SIGT", "xTERM", "TERM\r",     "RTMIN",	   "SIGRTMIN",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)

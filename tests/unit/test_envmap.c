@@ -527,8 +527,8 @@ END_TEST
 static char *run_bash(char *const envp[], const char *script, bool posix,
 		      size_t *len)
 {
-	char *argv[] = {"bash",		"--norc", "--noprofile", "-c",
-			(char *)script, NULL,	  NULL};
+	char *argv[] = { "bash",	 "--norc", "--noprofile", "-c",
+			 (char *)script, NULL,	   NULL };
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
 	int p[2], st;
@@ -674,8 +674,8 @@ static void fill_specials(void)
 static void round_trip_all(const char *locale, bool posix)
 {
 	struct var more[] = {
-		{"ALL", all_bytes, sizeof(all_bytes)},
-		{"LONG", long_val, sizeof(long_val)},
+		{ "ALL", all_bytes, sizeof(all_bytes) },
+		{ "LONG", long_val, sizeof(long_val) },
 	};
 
 	round_trip(tricky, sizeof(tricky) / sizeof(*tricky), locale, posix);
@@ -718,12 +718,12 @@ START_TEST(bash_random)
 		for (size_t k = 0; k < len; k++) {
 			seed = seed * 1103515245u + 12345u;
 			/* half printable ASCII, half any byte */
-			vals[i][k] = (char)((seed >> 20) & 1
-						    ? 32 + (seed >> 8) % 95
-						    : 1 + (seed >> 8) % 255);
+			vals[i][k] = (char)((seed >> 20) & 1 ?
+						    32 + (seed >> 8) % 95 :
+						    1 + (seed >> 8) % 255);
 		}
 		snprintf(names_buf[i], sizeof(names_buf[i]), "R%d", i);
-		v[i] = (struct var){names_buf[i], vals[i], len};
+		v[i] = (struct var){ names_buf[i], vals[i], len };
 	}
 	round_trip(v, NV, NULL, false);
 	round_trip(v, NV, "C.UTF-8", false);
@@ -738,7 +738,7 @@ static void attrs(bool posix)
 		"declare -ux U=uP; export UNSET; declare -ax ARR=(1 'a b');"
 		"declare -Ax AS=([k]=v); f() { :; }; export -f f;"
 		"declare -x NL=$'a\\nb'; export -p";
-	char *envp[] = {NULL};
+	char *envp[] = { NULL };
 	struct envmap m;
 	struct guarded g;
 	size_t len;

@@ -101,7 +101,7 @@ static unsigned hex4(const char *p)
 /* Decodes the JSON string at *p (at its opening quote), strictly. */
 static void jstring(const char **p, const char *end, struct jval *v)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 	const char *s = *p;
 
 	ck_assert_msg(s < end && *s == '"', "string expected");
@@ -309,7 +309,7 @@ static void jfree(struct jobj *o)
 /* The JSON text that run_json_string makes of n bytes. */
 static char *json_of(const char *s, size_t n, size_t *len)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 
 	ck_assert_int_eq(run_json_string(&b, s, n), 0);
 	return sb_take(&b, len);
@@ -331,7 +331,7 @@ static void json_is(const char *in, size_t n, const char *want)
 
 START_TEST(sb_basic)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 	size_t len;
 	char *p;
 
@@ -352,7 +352,7 @@ END_TEST
 /* Nothing added: the text is "" (NUL-terminated), not NULL. */
 START_TEST(sb_take_empty)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 	size_t len = 99;
 	char *p;
 
@@ -378,7 +378,7 @@ END_TEST
 
 START_TEST(sb_growth)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 	char big[10000];
 	size_t len;
 	char *p;
@@ -489,7 +489,7 @@ END_TEST
 /* It appends to what the buffer holds. */
 START_TEST(json_appends)
 {
-	struct strbuf b = {0};
+	struct strbuf b = { 0 };
 	size_t len;
 	char *p;
 
@@ -515,7 +515,7 @@ START_TEST(json_round_trip)
 	unsigned seed = 77;
 
 	for (int iter = 0; iter < 2000; iter++) {
-		struct strbuf in = {0};
+		struct strbuf in = { 0 };
 		int nchars = (int)(lcg(&seed) % 40);
 		size_t inlen, outlen;
 		char *text, *out;
@@ -673,7 +673,7 @@ static void put(const char *name, const char *text, size_t len)
 
 START_TEST(file_names)
 {
-	struct run r = {.id = 42};
+	struct run r = { .id = 42 };
 	char buf[64], small[6];
 
 	run_file(&r, "cmd", buf, sizeof(buf));
@@ -804,7 +804,7 @@ END_TEST
 
 START_TEST(state_names)
 {
-	struct run r = {.state = RUN_QUEUED};
+	struct run r = { .state = RUN_QUEUED };
 
 	ck_assert_str_eq(run_state_name(&r), "created"); /* no cmd yet */
 	r.has_cmd = true;
@@ -908,7 +908,7 @@ END_TEST
 
 START_TEST(duration)
 {
-	struct run r = {.state = RUN_RUNNING};
+	struct run r = { .state = RUN_RUNNING };
 	uint64_t d;
 
 	r.started_mono = loop_now_ms() - 1500;
@@ -928,7 +928,7 @@ END_TEST
 
 START_TEST(format_exit)
 {
-	struct run r = {.state = RUN_QUEUED};
+	struct run r = { .state = RUN_QUEUED };
 	size_t len = 99;
 	char *p;
 
@@ -987,9 +987,9 @@ static const char *status_get(const char *text, size_t len, const char *key)
 }
 
 /* The keys that the design promises in status. */
-static const char *const status_keys[] = {"state",   "run",	    "pid",
-					  "started", "duration_ms", "exit",
-					  "signal",  "timeout_ms"};
+static const char *const status_keys[] = { "state",   "run",	     "pid",
+					   "started", "duration_ms", "exit",
+					   "signal",  "timeout_ms" };
 
 START_TEST(format_status_done)
 {
@@ -1004,8 +1004,8 @@ START_TEST(format_status_done)
 		.ended_mono = 6042,
 		.timeout_ms = 1,
 		.eff_timeout_ms = 1000,
-		.out = {.fd = -1, .size = 11},
-		.err = {.fd = -1, .size = 3, .truncated = true},
+		.out = { .fd = -1, .size = 11 },
+		.err = { .fd = -1, .size = 3, .truncated = true },
 	};
 	size_t len;
 	char *p = run_format_status(&r, &len);
@@ -1037,8 +1037,8 @@ START_TEST(format_status_queued)
 		.name = "mine",
 		.timeout_ms = 2500,
 		.eff_timeout_ms = 7,
-		.out = {.fd = -1},
-		.err = {.fd = -1},
+		.out = { .fd = -1 },
+		.err = { .fd = -1 },
 	};
 	size_t len;
 	char *p = run_format_status(&r, &len);
@@ -1066,8 +1066,8 @@ START_TEST(format_status_running)
 		.pid = 4242,
 		.started_wall = 86400000LL + 5,
 		.eff_timeout_ms = 0,
-		.out = {.fd = -1, .size = 1, .truncated = true},
-		.err = {.fd = -1},
+		.out = { .fd = -1, .size = 1, .truncated = true },
+		.err = { .fd = -1 },
 	};
 	size_t len;
 	char *p;

@@ -146,21 +146,21 @@ START_TEST(frame_malformed)
 		const char *s;
 		size_t len;
 	} bad[] = {
-		{FRAME("r0\0/\0\0")},
-		{FRAME("Z0\0/\0\0")},
-		{FRAME("\0")},
-		{FRAME("0\0/\0\0")},
-		{FRAME("R\0/\0\0")},
-		{FRAME("Rx\0/\0\0")},
-		{FRAME("R1x\0/\0\0")},
-		{FRAME("R-1\0/\0\0")},
-		{FRAME("R256\0/\0\0")},
-		{FRAME("R99999999999999999999\0/\0\0")},
-		{FRAME("R0x1\0/\0\0")},
-		{FRAME("R1.0\0/\0\0")},
-		{FRAME("Z")},
-		{FRAME("garbage")},
-		{FRAME("declare -x A=\"1\"\n\0")},
+		{ FRAME("r0\0/\0\0") },
+		{ FRAME("Z0\0/\0\0") },
+		{ FRAME("\0") },
+		{ FRAME("0\0/\0\0") },
+		{ FRAME("R\0/\0\0") },
+		{ FRAME("Rx\0/\0\0") },
+		{ FRAME("R1x\0/\0\0") },
+		{ FRAME("R-1\0/\0\0") },
+		{ FRAME("R256\0/\0\0") },
+		{ FRAME("R99999999999999999999\0/\0\0") },
+		{ FRAME("R0x1\0/\0\0") },
+		{ FRAME("R1.0\0/\0\0") },
+		{ FRAME("Z") },
+		{ FRAME("garbage") },
+		{ FRAME("declare -x A=\"1\"\n\0") },
 	};
 	struct shell_frame f;
 
@@ -288,12 +288,12 @@ struct report {
 	struct envmap env;
 };
 
-static char *sh_envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/",
-			  "LC_ALL=C", NULL};
+static char *sh_envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/",
+			   "LC_ALL=C", NULL };
 
 static void sh_start(struct sh *s)
 {
-	struct contain cg = {.dfd = -1};
+	struct contain cg = { .dfd = -1 };
 
 	s->dfd = new_dir(s->dir, sizeof(s->dir));
 	s->len = 0;
@@ -351,7 +351,7 @@ static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 
 	for (;;) {
 		ssize_t n = shell_parse_frame(s->buf, s->len, &f);
-		struct pollfd p = {.fd = s->res, .events = POLLIN};
+		struct pollfd p = { .fd = s->res, .events = POLLIN };
 		int left = (int)(end - now_ms());
 
 		ck_assert_int_ge(n, 0);
@@ -536,19 +536,19 @@ START_TEST(bash_statuses)
 		const char *cmd;
 		int status;
 	} t[] = {
-		{"false\n", 1},
-		{"(exit 7)\n", 7},
-		{"return 4\n", 4},
-		{"(exit 300)\n", 44},
-		{"nosuchcommand_sfs\n", 127},
-		{"fi\n", 2},
-		{"echo 'unterminated\n", 2},
-		{"if true; then\n", 2},
-		{"true\n", 0},
-		{"", 0},
-		{"# only a comment", 0},
-		{"echo no newline at end", 0},
-		{"sh -c 'kill -9 $$'\n", 137},
+		{ "false\n", 1 },
+		{ "(exit 7)\n", 7 },
+		{ "return 4\n", 4 },
+		{ "(exit 300)\n", 44 },
+		{ "nosuchcommand_sfs\n", 127 },
+		{ "fi\n", 2 },
+		{ "echo 'unterminated\n", 2 },
+		{ "if true; then\n", 2 },
+		{ "true\n", 0 },
+		{ "", 0 },
+		{ "# only a comment", 0 },
+		{ "echo no newline at end", 0 },
+		{ "sh -c 'kill -9 $$'\n", 137 },
 	};
 	static struct sh s;
 	struct report r;
@@ -675,17 +675,17 @@ START_TEST(bash_prelude)
 	static const struct {
 		const char *name, *val;
 	} v[] = {
-		{"Q", "it's \"quoted\""},
-		{"SUB", "$(whoami)"},
-		{"BT", "`date`"},
-		{"NL", "line1\nline2\n"},
-		{"BS", "back\\slash\\"},
-		{"EMPTY", ""},
-		{"STAR", "*"},
-		{"DASH", "-n"},
-		{"HIGH", "\xc3\xa9\xff\x01\x7f\033"},
-		{"SPACES", "  a  b  "},
-		{"EQ", "a=b=c"},
+		{ "Q", "it's \"quoted\"" },
+		{ "SUB", "$(whoami)" },
+		{ "BT", "`date`" },
+		{ "NL", "line1\nline2\n" },
+		{ "BS", "back\\slash\\" },
+		{ "EMPTY", "" },
+		{ "STAR", "*" },
+		{ "DASH", "-n" },
+		{ "HIGH", "\xc3\xa9\xff\x01\x7f\033" },
+		{ "SPACES", "  a  b  " },
+		{ "EQ", "a=b=c" },
 	};
 	static struct sh s;
 	struct envmap set, unset;

@@ -67,7 +67,7 @@ static void pattern(char *p, size_t n, unsigned seed)
 
 START_TEST(open_creates)
 {
-	struct spool sp = {.fd = -1, .size = 99, .truncated = true};
+	struct spool sp = { .fd = -1, .size = 99, .truncated = true };
 	struct stat st;
 
 	ck_assert_int_eq(spool_open(&sp, dfd, "r1.out", 100), 0);
@@ -124,9 +124,9 @@ END_TEST
  * each append returns the bytes it kept. */
 START_TEST(append_sizes)
 {
-	static const size_t sizes[] = {0,     1,     2,	     7,	      511,
-				       512,   4095,  4096,   4097,    65535,
-				       65536, 65537, 100000, 1 << 20, 3};
+	static const size_t sizes[] = { 0,     1,     2,      7,       511,
+					512,   4095,  4096,   4097,    65535,
+					65536, 65537, 100000, 1 << 20, 3 };
 	size_t total = 0, len;
 	char *want, *got;
 	struct spool sp;
@@ -474,8 +474,8 @@ START_TEST(idx_rebuild)
 		stream = (seed >> 16) % 3 ? 1 : 2; /* runs of one stream too */
 		len = 1 + (seed >> 8) % 63;
 		for (unsigned k = 0; k < len; k++)
-			buf[k] = (char)(stream == 1 ? 'a' + (p + k) % 26
-						    : 'A' + (p + k) % 26);
+			buf[k] = (char)(stream == 1 ? 'a' + (p + k) % 26 :
+						      'A' + (p + k) % 26);
 		at = sp[stream].size;
 		ck_assert_int_eq(spool_append(&sp[stream], buf, len),
 				 (ssize_t)len);

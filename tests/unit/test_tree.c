@@ -5,7 +5,7 @@
 #include "sessions/run.h"
 #include "unit.h"
 
-static const enum ft dirs[] = {FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN};
+static const enum ft dirs[] = { FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN };
 
 START_TEST(root_ino)
 {
@@ -58,8 +58,9 @@ END_TEST
 
 START_TEST(other_dirs_have_no_table)
 {
-	static const enum ft none[] = {FT_NONE,	  FT_CMD,    FT_ENVDIR, FT_RUNS,
-				       FT_LATEST, FT_ENVVAR, FT_MAX};
+	static const enum ft none[] = { FT_NONE, FT_CMD,    FT_ENVDIR,
+					FT_RUNS, FT_LATEST, FT_ENVVAR,
+					FT_MAX };
 
 	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++) {
 		size_t n = 77;
@@ -88,8 +89,8 @@ START_TEST(design_files)
 		"cmd",	"stdout", "stderr",	 "output",  "stream",
 		"exit", "status", "result.json", "timeout",
 	};
-	static const char *const sess_only[] = {"cwd", "env", "error", "ctl",
-						"runs"};
+	static const char *const sess_only[] = { "cwd", "env", "error", "ctl",
+						 "runs" };
 	size_t n;
 
 	ck_assert_ptr_nonnull(find(FT_ROOT, "README"));
@@ -188,8 +189,8 @@ END_TEST
 
 START_TEST(resolve_fixed)
 {
-	static const enum ft fixed[] = {FT_ROOT, FT_README, FT_SESSIONS,
-					FT_CLONE};
+	static const enum ft fixed[] = { FT_ROOT, FT_README, FT_SESSIONS,
+					 FT_CLONE };
 	struct node n;
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(*fixed); i++) {

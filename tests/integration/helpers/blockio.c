@@ -89,7 +89,8 @@ static int do_wait(const char *mode, int fd, int argc, char **argv)
 			ssize_t n = read(fd, buf, sizeof(buf));
 
 			if (n < 0) {
-				printf("error %lld read %s\n", el, strerror(errno));
+				printf("error %lld read %s\n", el,
+				       strerror(errno));
 			} else {
 				printf("ready %lld 0x%x %zd ", el, ev, n);
 				put_escaped(buf, n);
@@ -150,7 +151,8 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 3 || (strcmp(argv[1], "intr") && argc < 4)) {
-		fprintf(stderr, "usage: blockio poll|select FILE MS... | intr FILE\n");
+		fprintf(stderr,
+			"usage: blockio poll|select FILE MS... | intr FILE\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
