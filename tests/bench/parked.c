@@ -36,27 +36,25 @@
  * measurement); it is 1 on any error, and everything is removed then too.
  *
  * Build: meson (tests/bench/meson.build), or
- *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -o parked parked.c
+ *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -o parked parked.c bench.c
  * Run on a mounted sessionfs (tests/bench/run.sh BUILD_DIR does it all):
  *	parked MNT [READERS] [N]	(READERS and N default to 1000)
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define WARMUP		 50
+#include "bench.h"
+
 #define DEFAULT_READERS	 1000
 #define DEFAULT_N	 1000
 #define MAX_READERS	 30000L
@@ -70,16 +68,13 @@
 #define SLEEP_CMD	 "sleep 600\n"
 
 struct sess {
-	char path[PATH_MAX];
-	int made;    /* mkdir succeeded: rmdir it */
+	struct bench_session dir;
 	int started; /* its writer was forked: kill its run */
 };
 
-static struct sess idle;
+static struct bench_session idle;
 static struct sess parked[PARK_SESSIONS];
 static int nparked;
-static char cmd_path[PATH_MAX];	 /* of the idle session */
-static char exit_path[PATH_MAX]; /* of the idle session */
 /* Children: kids[k] writes the cmd of parked[k] (k < nparked), then the
  * readers; 0 once reaped. */
 static pid_t *kids;
@@ -88,55 +83,12 @@ static long live_kids;
 static pid_t parent;
 static int cleaned;
 static double release_ms = -1;
-static volatile sig_atomic_t stopped;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stopped = 1;
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-	nanosleep(&ts, NULL); /* EINTR: the caller looks at stopped */
-}
-
-static void die(const char *what, const char *path)
-{
-	if (path)
-		fprintf(stderr, "parked: %s %s: %s\n", what, path,
-			strerror(errno));
-	else
-		fprintf(stderr, "parked: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void check_stopped(void)
-{
-	if (stopped) {
-		fprintf(stderr, "parked: interrupted\n");
-		exit(1);
-	}
-}
-
-static void join(char *dst, const char *dir, const char *name)
-{
-	int n = snprintf(dst, PATH_MAX, "%s/%s", dir, name);
-
-	if (n < 0 || n >= PATH_MAX) {
-		fprintf(stderr, "parked: path too long: %s/%s\n", dir, name);
-		exit(1);
-	}
+	nanosleep(&ts, NULL); /* EINTR: the caller looks at bench_stopped */
 }
 
 /* Writes text to dir/name in one open/write/close; returns 0 or an errno. */
@@ -179,7 +131,7 @@ static void forget(pid_t pid)
 /* Reaps children for up to ms milliseconds; returns how many are left. */
 static long reap(long ms)
 {
-	double end = now_us() + ms * 1e3;
+	double end = bench_now_us() + ms * 1e3;
 
 	while (live_kids > 0) {
 		pid_t pid = waitpid(-1, NULL, WNOHANG);
@@ -196,7 +148,7 @@ static long reap(long ms)
 			forget(pid);
 			continue;
 		}
-		if (now_us() >= end)
+		if (bench_now_us() >= end)
 			break;
 		sleep_ms(1);
 	}
@@ -218,7 +170,7 @@ static int cleanup(void)
 		return 0;
 	cleaned = 1;
 
-	t0 = now_us();
+	t0 = bench_now_us();
 	for (i = 0; i < nkids; i++) {
 		if (kids[i] > 0 && kill(kids[i], SIGKILL) < 0 &&
 		    errno != ESRCH) {
@@ -230,7 +182,7 @@ static int cleanup(void)
 	/* A killed child waits in the kernel until the daemon answers the
 	 * interrupt of its parked request. */
 	if (reap(RELEASE_WAIT_MS) == 0)
-		release_ms = (now_us() - t0) / 1e3;
+		release_ms = (bench_now_us() - t0) / 1e3;
 	else
 		fprintf(stderr,
 			"parked: %ld children still blocked %d ms after "
@@ -240,10 +192,10 @@ static int cleanup(void)
 	for (k = 0; k < nparked; k++) {
 		if (!parked[k].started)
 			continue;
-		err = write_file(parked[k].path, "ctl", "kill\n");
+		err = write_file(parked[k].dir.path, "ctl", "kill\n");
 		if (err && err != ESRCH) { /* ESRCH: nothing runs */
 			fprintf(stderr, "parked: kill > %s/ctl: %s\n",
-				parked[k].path, strerror(err));
+				parked[k].dir.path, strerror(err));
 			errs++;
 		}
 	}
@@ -254,19 +206,11 @@ static int cleanup(void)
 	}
 
 	for (k = 0; k < nparked; k++) {
-		if (parked[k].made && rmdir(parked[k].path) < 0) {
-			fprintf(stderr, "parked: rmdir %s: %s\n",
-				parked[k].path, strerror(errno));
+		if (bench_remove_session(&parked[k].dir) < 0)
 			errs++;
-		}
-		parked[k].made = 0;
 	}
-	if (idle.made && rmdir(idle.path) < 0) {
-		fprintf(stderr, "parked: rmdir %s: %s\n", idle.path,
-			strerror(errno));
+	if (bench_remove_session(&idle) < 0)
 		errs++;
-	}
-	idle.made = 0;
 	return errs;
 }
 
@@ -290,7 +234,7 @@ static pid_t fork_kid(void)
 	pid_t pid = fork();
 
 	if (pid < 0)
-		die("fork", NULL);
+		bench_die("fork", NULL);
 	if (pid > 0) {
 		kids[nkids++] = pid;
 		live_kids++;
@@ -308,9 +252,9 @@ static void start_sleep(struct sess *s)
 		return;
 	}
 	child_setup();
-	err = write_file(s->path, "cmd", SLEEP_CMD);
+	err = write_file(s->dir.path, "cmd", SLEEP_CMD);
 	if (err)
-		dprintf(2, "parked: sleep 600 > %s/cmd: %s\n", s->path,
+		dprintf(2, "parked: sleep 600 > %s/cmd: %s\n", s->dir.path,
 			strerror(err));
 	_exit(err ? 1 : 0);
 }
@@ -323,15 +267,15 @@ static int sleep_running(int k, char *buf, size_t size)
 	ssize_t n;
 	int fd;
 
-	join(path, parked[k].path, "status");
+	bench_join(path, parked[k].dir.path, "status");
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		die("open", path);
+		bench_die("open", path);
 	n = read(fd, buf, size - 1);
 	if (n < 0)
-		die("read", path);
+		bench_die("read", path);
 	if (close(fd) < 0)
-		die("close", path);
+		bench_die("close", path);
 	buf[n] = '\0';
 	return strncmp(buf, want, sizeof(want) - 1) == 0;
 }
@@ -342,25 +286,25 @@ static void wait_running(int k, double deadline)
 	char buf[512];
 
 	for (;;) {
-		check_stopped();
+		bench_check_stopped();
 		if (sleep_running(k, buf, sizeof(buf)))
 			return;
 		if (strncmp(buf, "state none\n", 11) != 0 &&
 		    strncmp(buf, "state queued\n", 13) != 0) {
 			fprintf(stderr, "parked: %s: the sleep is over:\n%s",
-				parked[k].path, buf);
+				parked[k].dir.path, buf);
 			exit(1);
 		}
 		if (kids[k] > 0 && waitpid(kids[k], NULL, WNOHANG) == kids[k]) {
 			forget(kids[k]);
 			fprintf(stderr, "parked: the writer of %s/cmd exited\n",
-				parked[k].path);
+				parked[k].dir.path);
 			exit(1);
 		}
-		if (now_us() >= deadline) {
+		if (bench_now_us() >= deadline) {
 			fprintf(stderr,
 				"parked: %s: not running after %d ms:\n%s",
-				parked[k].path, RUNNING_WAIT_MS, buf);
+				parked[k].dir.path, RUNNING_WAIT_MS, buf);
 			exit(1);
 		}
 		sleep_ms(1);
@@ -379,8 +323,8 @@ static void start_reader(long i, int ready_r, int ready_w)
 		return;
 	child_setup();
 	close(ready_r);
-	snprintf(path, sizeof(path), "%s/%s", parked[(i / 2) % nparked].path,
-		 file);
+	snprintf(path, sizeof(path), "%s/%s",
+		 parked[(i / 2) % nparked].dir.path, file);
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		dprintf(2, "parked: open %s: %s\n", path, strerror(errno));
@@ -413,24 +357,24 @@ static long drain(int fd)
 			return got ? got : -1;
 		if (errno == EAGAIN || errno == EINTR)
 			return got;
-		die("read", "ready pipe");
+		bench_die("read", "ready pipe");
 	}
 }
 
 /* Forks the readers and waits for every ready byte; returns the time. */
 static double fork_readers(long readers)
 {
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	long ready = 0, got, i;
 	struct pollfd pfd;
 	int p[2];
 
 	if (pipe(p) < 0)
-		die("pipe", NULL);
+		bench_die("pipe", NULL);
 	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-		die("fcntl", "ready pipe");
+		bench_die("fcntl", "ready pipe");
 	for (i = 0; i < readers; i++) {
-		check_stopped();
+		bench_check_stopped();
 		start_reader(i, p[0], p[1]);
 		/* The pipe holds 64 KiB: do not let the readers fill it. */
 		got = drain(p[0]);
@@ -438,7 +382,7 @@ static double fork_readers(long readers)
 			ready += got;
 	}
 	if (close(p[1]) < 0)
-		die("close", "ready pipe");
+		bench_die("close", "ready pipe");
 
 	/* EOF once every reader has written its byte and closed the pipe,
 	 * or died before. */
@@ -447,10 +391,10 @@ static double fork_readers(long readers)
 	for (;;) {
 		int rc;
 
-		check_stopped();
+		bench_check_stopped();
 		rc = poll(&pfd, 1, READY_WAIT_MS);
 		if (rc < 0 && errno != EINTR)
-			die("poll", "ready pipe");
+			bench_die("poll", "ready pipe");
 		if (rc == 0) {
 			fprintf(stderr,
 				"parked: %ld of %ld readers ready, none more "
@@ -471,7 +415,7 @@ static double fork_readers(long readers)
 			ready, readers);
 		exit(1);
 	}
-	return (now_us() - t0) / 1e3;
+	return (bench_now_us() - t0) / 1e3;
 }
 
 /* 1: pid is blocked in read(); 0: not (yet); -1: /proc does not say. */
@@ -498,13 +442,13 @@ static int in_read(pid_t pid)
 /* Waits until /proc shows every reader in read(); false if it cannot. */
 static int wait_in_read(void)
 {
-	double deadline = now_us() + IN_READ_WAIT_MS * 1e3;
+	double deadline = bench_now_us() + IN_READ_WAIT_MS * 1e3;
 	long i = nparked;
 
 	while (i < nkids) {
 		int rc;
 
-		check_stopped();
+		bench_check_stopped();
 		rc = in_read(kids[i]);
 		if (rc < 0)
 			return 0;
@@ -512,7 +456,7 @@ static int wait_in_read(void)
 			i++;
 			continue;
 		}
-		if (now_us() >= deadline) {
+		if (bench_now_us() >= deadline) {
 			fprintf(stderr,
 				"parked: reader %ld not in read() after %d "
 				"ms\n",
@@ -544,114 +488,10 @@ static void check_still_parked(void)
 			fprintf(stderr,
 				"parked: %s: the sleep ended during the "
 				"measurement:\n%s",
-				parked[k].path, buf);
+				parked[k].dir.path, buf);
 			exit(1);
 		}
 	}
-}
-
-/* One run of `true` through the files; the status read must be "0\n". */
-static void run_through_fs(void)
-{
-	static const char text[] = "true\n";
-	char status[64];
-	ssize_t n;
-	int fd;
-
-	fd = open(cmd_path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		die("open", cmd_path);
-	n = write(fd, text, sizeof(text) - 1);
-	if (n < 0)
-		die("write", cmd_path);
-	if (n != (ssize_t)sizeof(text) - 1) {
-		fprintf(stderr, "parked: short write to %s: %zd\n", cmd_path,
-			n);
-		exit(1);
-	}
-	if (close(fd) < 0)
-		die("close", cmd_path);
-
-	fd = open(exit_path, O_RDONLY);
-	if (fd < 0)
-		die("open", exit_path);
-	n = read(fd, status, sizeof(status) - 1);
-	if (n < 0)
-		die("read", exit_path);
-	if (close(fd) < 0)
-		die("close", exit_path);
-	status[n] = '\0';
-	if (strcmp(status, "0\n") != 0) {
-		fprintf(stderr, "parked: %s holds \"%s\", not \"0\\n\"\n",
-			exit_path, status);
-		exit(1);
-	}
-}
-
-static void measure(double *us, long n)
-{
-	long i;
-
-	for (i = 0; i < WARMUP; i++) {
-		check_stopped();
-		run_through_fs();
-	}
-	for (i = 0; i < n; i++) {
-		double t0;
-
-		check_stopped();
-		t0 = now_us();
-		run_through_fs();
-		us[i] = now_us() - t0;
-	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Sorts us[] and gives its median and 90th percentile (nearest rank). */
-static void stats(double *us, long n, double *median, double *p90)
-{
-	long rank;
-
-	qsort(us, n, sizeof(*us), cmp_double);
-	if (n % 2)
-		*median = us[n / 2];
-	else
-		*median = (us[n / 2 - 1] + us[n / 2]) / 2;
-	rank = (9 * n + 9) / 10; /* ceil(0.9 n), 1 <= rank <= n */
-	*p90 = us[rank - 1];
-}
-
-static long parse_count(const char *what, const char *s, long min, long max)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < min || n > max) {
-		fprintf(stderr, "parked: %s must be %ld to %ld: %s\n", what,
-			min, max, s);
-		exit(2);
-	}
-	return n;
-}
-
-static void make_session(struct sess *s, const char *mnt, const char *tag)
-{
-	char name[96];
-
-	snprintf(name, sizeof(name), "sessions/bench-park-%ld-%s",
-		 (long)getpid(), tag);
-	join(s->path, mnt, name);
-	if (mkdir(s->path, 0755) < 0)
-		die("mkdir", s->path);
-	s->made = 1;
 }
 
 int main(int argc, char **argv)
@@ -659,18 +499,18 @@ int main(int argc, char **argv)
 	double idle_med, idle_p90, busy_med, busy_p90, fork_ms, deadline;
 	long readers = DEFAULT_READERS, n = DEFAULT_N, on_exit;
 	double *idle_us, *busy_us;
-	struct sigaction sa;
 	char tag[16], released[64];
 	int k, checked;
 
+	bench_init("parked");
 	if (argc < 2 || argc > 4) {
 		fprintf(stderr, "usage: parked MNT [READERS] [N]\n");
 		return 2;
 	}
 	if (argc >= 3)
-		readers = parse_count("READERS", argv[2], 1, MAX_READERS);
+		readers = bench_parse_count("READERS", argv[2], 1, MAX_READERS);
 	if (argc == 4)
-		n = parse_count("N", argv[3], 1, MAX_N);
+		n = bench_parse_count("N", argv[3], 1, MAX_N);
 	/* Two readers (exit, stream) a session while there are few. */
 	nparked = (readers + 1) / 2 < PARK_SESSIONS ? (int)(readers + 1) / 2 :
 						      PARK_SESSIONS;
@@ -679,53 +519,41 @@ int main(int argc, char **argv)
 	busy_us = calloc(n, sizeof(*busy_us));
 	kids = calloc(readers + nparked, sizeof(*kids));
 	if (!idle_us || !busy_us || !kids)
-		die("calloc", NULL);
+		bench_die("calloc", NULL);
 
-	/* No SA_RESTART: a signal interrupts the call, then we clean up. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) < 0 ||
-	    sigaction(SIGTERM, &sa, NULL) < 0 ||
-	    sigaction(SIGHUP, &sa, NULL) < 0)
-		die("sigaction", NULL);
 	parent = getpid();
-	if (atexit(cleanup_at_exit) != 0) {
-		fprintf(stderr, "parked: atexit failed\n");
-		return 1;
-	}
+	bench_trap(cleanup_at_exit);
 	/* Nothing buffered may be copied into the children. */
 	if (fflush(stdout) == EOF)
-		die("stdout", NULL);
+		bench_die("stdout", NULL);
 
 	/* The round trip with no blocked reader. */
-	make_session(&idle, argv[1], "idle");
-	join(cmd_path, idle.path, "cmd");
-	join(exit_path, idle.path, "exit");
-	measure(idle_us, n);
+	bench_make_session(&idle, argv[1], "park", "idle");
+	bench_round_trip_in(&idle);
+	bench_measure(bench_round_trip, idle_us, n);
 
 	/* The sleeps, then the readers blocked on them. */
 	for (k = 0; k < nparked; k++) {
-		check_stopped();
+		bench_check_stopped();
 		snprintf(tag, sizeof(tag), "%d", k);
-		make_session(&parked[k], argv[1], tag);
+		bench_make_session(&parked[k].dir, argv[1], "park", tag);
 		start_sleep(&parked[k]);
 	}
-	deadline = now_us() + RUNNING_WAIT_MS * 1e3;
+	deadline = bench_now_us() + RUNNING_WAIT_MS * 1e3;
 	for (k = 0; k < nparked; k++)
 		wait_running(k, deadline);
 	fork_ms = fork_readers(readers);
 	checked = wait_in_read();
 
 	/* The same round trip with them. */
-	measure(busy_us, n);
+	bench_measure(bench_round_trip, busy_us, n);
 	check_still_parked();
 
 	if (cleanup() != 0)
 		exit(1);
 
-	stats(idle_us, n, &idle_med, &idle_p90);
-	stats(busy_us, n, &busy_med, &busy_p90);
+	bench_stats(idle_us, n, &idle_med, &idle_p90);
+	bench_stats(busy_us, n, &busy_med, &busy_p90);
 	on_exit = (readers + 1) / 2; /* the even ones */
 	if (release_ms >= 0)
 		snprintf(released, sizeof(released),
@@ -747,6 +575,6 @@ int main(int argc, char **argv)
 	free(busy_us);
 	free(kids);
 	if (fflush(stdout) == EOF)
-		die("stdout", NULL);
+		bench_die("stdout", NULL);
 	return 0;
 }

@@ -76,7 +76,7 @@ if [ ! -x "$bins/exec_latency" ] || [ ! -x "$bins/throughput" ] ||
 	for b in exec_latency throughput parked; do
 		# shellcheck disable=SC2086 # CC may hold options
 		${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 \
-			-o "$bins/$b" "$here/$b.c" || exit 1
+			-o "$bins/$b" "$here/$b.c" "$here/bench.c" || exit 1
 	done
 fi
 

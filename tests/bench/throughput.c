@@ -10,24 +10,23 @@
  * close). The baseline, in the same run: fork/exec
  * `bash -c 'head -c ${MiB}M /dev/zero > FILE'`, FILE in a temporary directory
  * where the daemon spools output by default ($XDG_RUNTIME_DIR if set, else
- * the first tmpfs of /run and /dev/shm, else /tmp), then FILE is read back with 1 MiB reads and
- * removed. It prints the throughput of both (MiB over produce + read time)
- * and the ratio sessionfs/baseline (the target is >= 0.5), and removes the
- * session.
+ * the first tmpfs of /run and /dev/shm, else /tmp), then FILE is read back
+ * with 1 MiB reads and removed. It prints the throughput of both (MiB over
+ * produce + read time) and the ratio sessionfs/baseline (the target is
+ * >= 0.5), and removes the session.
  *
  * The exit status is 0 whether the target is met or not (this is a
  * measurement); it is 1 on any error, and the session and file are
  * removed then too.
  *
  * Build: meson (tests/bench/meson.build), or
- *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -o throughput throughput.c
+ *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -o throughput throughput.c \
+ *		bench.c
  * Run on a mounted sessionfs (tests/bench/run.sh BUILD_DIR does it all):
  *	throughput MNT [MiB]		(MiB defaults to 1024)
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,35 +36,23 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 #define MIB	    (1024 * 1024)
 #define DEFAULT_MIB 1024
 #define MAX_MIB	    (1024L * 1024)
 
-static char session[PATH_MAX];
+static struct bench_session session;
 static char tmpdir[PATH_MAX];
 static char tmpfile_path[PATH_MAX];
-static int session_made;
 static int tmpdir_made;
-static volatile sig_atomic_t stopped;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stopped = 1;
-}
 
 /* Removes what is still there: on every exit() path. */
 static void clean_up(void)
 {
-	if (session_made) {
-		session_made = 0;
-		if (rmdir(session) < 0)
-			fprintf(stderr, "throughput: rmdir %s: %s\n", session,
-				strerror(errno));
-	}
+	bench_remove_session(&session);
 	if (tmpdir_made) {
 		tmpdir_made = 0;
 		if (unlink(tmpfile_path) < 0 && errno != ENOENT)
@@ -77,42 +64,10 @@ static void clean_up(void)
 	}
 }
 
-static void die(const char *what, const char *path)
-{
-	if (path)
-		fprintf(stderr, "throughput: %s %s: %s\n", what, path,
-			strerror(errno));
-	else
-		fprintf(stderr, "throughput: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void check_stopped(void)
-{
-	if (stopped) {
-		fprintf(stderr, "throughput: interrupted\n");
-		exit(1);
-	}
-}
-
+/* The monotonic clock in seconds. */
 static double now_s(void)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
-		die("clock_gettime", NULL);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void join(char *dst, const char *dir, const char *name)
-{
-	int n = snprintf(dst, PATH_MAX, "%s/%s", dir, name);
-
-	if (n < 0 || n >= PATH_MAX) {
-		fprintf(stderr, "throughput: path too long: %s/%s\n", dir,
-			name);
-		exit(1);
-	}
+	return bench_now_us() / 1e6;
 }
 
 static void write_all(int fd, const char *buf, size_t len, const char *path)
@@ -121,9 +76,9 @@ static void write_all(int fd, const char *buf, size_t len, const char *path)
 		ssize_t n = write(fd, buf, len);
 
 		if (n < 0) {
-			if (errno == EINTR && !stopped)
+			if (errno == EINTR && !bench_stopped)
 				continue;
-			die("write", path);
+			bench_die("write", path);
 		}
 		buf += n;
 		len -= n;
@@ -139,20 +94,20 @@ static void read_all(const char *path, char *buf, uint64_t expected)
 
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		die("open", path);
+		bench_die("open", path);
 	for (;;) {
 		n = read(fd, buf, MIB);
 		if (n < 0) {
-			if (errno == EINTR && !stopped)
+			if (errno == EINTR && !bench_stopped)
 				continue;
-			die("read", path);
+			bench_die("read", path);
 		}
 		if (n == 0)
 			break;
 		total += n;
 	}
 	if (close(fd) < 0)
-		die("close", path);
+		bench_die("close", path);
 	if (total != expected) {
 		fprintf(stderr,
 			"throughput: read %llu bytes from %s, expected %llu\n",
@@ -171,12 +126,12 @@ static void expect_file(const char *path, const char *want)
 
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		die("open", path);
+		bench_die("open", path);
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
-		die("read", path);
+		bench_die("read", path);
 	if (close(fd) < 0)
-		die("close", path);
+		bench_die("close", path);
 	buf[n] = '\0';
 	if (strcmp(buf, want) != 0) {
 		fprintf(stderr,
@@ -190,37 +145,33 @@ static void expect_file(const char *path, const char *want)
 static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 		       double *readback)
 {
-	char name[64], path[PATH_MAX], text[64];
+	char path[PATH_MAX], text[64];
 	uint64_t bytes = (uint64_t)mib * MIB;
 	struct stat st;
 	double t0, t1;
 	int fd;
 
-	snprintf(name, sizeof(name), "sessions/bench-tp-%ld", (long)getpid());
-	join(session, mnt, name);
-	if (mkdir(session, 0755) < 0)
-		die("mkdir", session);
-	session_made = 1;
+	bench_make_session(&session, mnt, "tp", NULL);
 
 	snprintf(text, sizeof(text), "head -c %ldM /dev/zero\n", mib);
-	join(path, session, "cmd");
+	bench_join(path, session.path, "cmd");
 	t0 = now_s();
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0)
-		die("open", path);
+		bench_die("open", path);
 	write_all(fd, text, strlen(text), path);
 	if (close(fd) < 0)
-		die("close", path);
+		bench_die("close", path);
 	t1 = now_s();
 	*produce = t1 - t0;
-	check_stopped();
+	bench_check_stopped();
 
-	join(path, session, "exit");
+	bench_join(path, session.path, "exit");
 	expect_file(path, "0\n");
 
-	join(path, session, "stdout");
+	bench_join(path, session.path, "stdout");
 	if (stat(path, &st) < 0)
-		die("stat", path);
+		bench_die("stat", path);
 	if ((uint64_t)st.st_size != bytes)
 		fprintf(stderr,
 			"throughput: warning: stat %s: size %lld, "
@@ -231,9 +182,8 @@ static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 	t1 = now_s();
 	*readback = t1 - t0;
 
-	session_made = 0;
-	if (rmdir(session) < 0)
-		die("rmdir", session);
+	if (bench_remove_session(&session) < 0)
+		exit(1);
 }
 
 static int is_tmpfs(const char *path)
@@ -261,11 +211,11 @@ static const char *make_tmpdir(void)
 			continue;
 		if (access(bases[i], W_OK) < 0)
 			continue;
-		join(tmpdir, bases[i], "sessionfs-bench-XXXXXX");
+		bench_join(tmpdir, bases[i], "sessionfs-bench-XXXXXX");
 		if (!mkdtemp(tmpdir))
 			continue;
 		tmpdir_made = 1;
-		join(tmpfile_path, tmpdir, "out");
+		bench_join(tmpfile_path, tmpdir, "out");
 		return bases[i];
 	}
 	fprintf(stderr, "throughput: no writable directory for the baseline\n");
@@ -277,7 +227,7 @@ static const char *fs_type(const char *path)
 	struct statfs sf;
 
 	if (statfs(path, &sf) < 0)
-		die("statfs", path);
+		bench_die("statfs", path);
 	switch (sf.f_type) {
 	case 0x01021994:
 		return "tmpfs";
@@ -298,9 +248,7 @@ static const char *fs_type(const char *path)
 static void spawn_to_file(long mib)
 {
 	char script[PATH_MAX + 64];
-	char *argv[] = { "bash", "-c", script, NULL };
 	int n, status;
-	pid_t pid;
 
 	n = snprintf(script, sizeof(script), "head -c %ldM /dev/zero > '%s'",
 		     mib, tmpfile_path);
@@ -309,17 +257,7 @@ static void spawn_to_file(long mib)
 			tmpfile_path);
 		exit(1);
 	}
-	pid = fork();
-	if (pid < 0)
-		die("fork", NULL);
-	if (pid == 0) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR || stopped)
-			die("waitpid", NULL);
-	}
+	status = bench_spawn_bash(script);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "throughput: bash -c '%s': status 0x%x\n",
 			script, status);
@@ -338,7 +276,7 @@ static const char *to_file(long mib, char *buf, double *produce,
 	spawn_to_file(mib);
 	t1 = now_s();
 	*produce = t1 - t0;
-	check_stopped();
+	bench_check_stopped();
 
 	t0 = now_s();
 	read_all(tmpfile_path, buf, (uint64_t)mib * MIB);
@@ -347,62 +285,36 @@ static const char *to_file(long mib, char *buf, double *produce,
 	return base;
 }
 
-static long parse_mib(const char *s)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < 1 || n > MAX_MIB) {
-		fprintf(stderr, "throughput: MiB must be 1 to %ld: %s\n",
-			MAX_MIB, s);
-		exit(2);
-	}
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	double fs_prod, fs_read, b_prod, b_read, fs_rate, b_rate;
 	long mib = DEFAULT_MIB;
-	struct sigaction sa;
 	const char *base;
 	char *buf;
 
+	bench_init("throughput");
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: throughput MNT [MiB]\n");
 		return 2;
 	}
 	if (argc == 3)
-		mib = parse_mib(argv[2]);
+		mib = bench_parse_count("MiB", argv[2], 1, MAX_MIB);
 
 	buf = malloc(MIB);
 	if (!buf)
-		die("malloc", NULL);
+		bench_die("malloc", NULL);
 
-	/* No SA_RESTART: a signal interrupts the call, then we clean up. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) < 0 ||
-	    sigaction(SIGTERM, &sa, NULL) < 0 ||
-	    sigaction(SIGHUP, &sa, NULL) < 0)
-		die("sigaction", NULL);
-	if (atexit(clean_up) != 0) {
-		fprintf(stderr, "throughput: atexit failed\n");
-		return 1;
-	}
+	bench_trap(clean_up);
 
 	through_fs(argv[1], mib, buf, &fs_prod, &fs_read);
-	check_stopped();
+	bench_check_stopped();
 	base = to_file(mib, buf, &b_prod, &b_read);
 
 	if (unlink(tmpfile_path) < 0)
-		die("unlink", tmpfile_path);
+		bench_die("unlink", tmpfile_path);
 	tmpdir_made = 0;
 	if (rmdir(tmpdir) < 0)
-		die("rmdir", tmpdir);
+		bench_die("rmdir", tmpdir);
 
 	fs_rate = mib / (fs_prod + fs_read);
 	b_rate = mib / (b_prod + b_read);
@@ -416,6 +328,6 @@ int main(int argc, char **argv)
 	       fs_rate / b_rate);
 	free(buf);
 	if (fflush(stdout) == EOF)
-		die("stdout", NULL);
+		bench_die("stdout", NULL);
 	return 0;
 }
