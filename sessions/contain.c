@@ -210,7 +210,7 @@ void contain_teardown(void)
 int contain_new(struct contain *c, const char *tag)
 {
 	c->dfd = -1;
-	c->leader = 0;
+	c->leader = c->sid = 0;
 	c->parent_dfd = base_fd;
 	snprintf(c->name, sizeof(c->name), "%s", tag);
 	if (base_fd < 0)
@@ -225,7 +225,7 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 		   const char *tag)
 {
 	c->dfd = -1;
-	c->leader = 0;
+	c->leader = c->sid = 0;
 	snprintf(c->name, sizeof(c->name), "%s", tag);
 	c->parent_dfd = parent->dfd;
 	if (parent->dfd < 0)
@@ -308,20 +308,23 @@ static int proc_each(const struct contain *c, int sig, pid_t except)
 	long pid, ppid, sid, up, usid;
 	int n = 0;
 
-	if (!d || c->leader <= 0) {
+	if (!d || (c->leader <= 0 && c->sid <= 0)) {
 		if (d)
 			closedir(d);
 		return 0;
 	}
 	while ((e = readdir(d))) {
-		bool mine = false;
+		bool mine;
 		int depth = 0;
 
 		if (sscanf(e->d_name, "%ld", &pid) != 1 || pid == except ||
 		    proc_stat(pid, &ppid, &sid) < 0)
 			continue;
-		mine = sid == c->leader || pid == c->leader;
-		for (up = ppid; !mine && up > 1 && depth++ < 64; up = ppid) {
+		mine = (c->sid > 0 && sid == c->sid) ||
+		       (c->leader > 0 && pid == c->leader);
+		for (up = ppid;
+		     !mine && c->leader > 0 && up > 1 && depth++ < 64;
+		     up = ppid) {
 			mine = up == c->leader;
 			if (proc_stat(up, &ppid, &usid) < 0)
 				break;

@@ -16,7 +16,8 @@
 struct contain {
 	int dfd;	/* the cgroup directory, or -1 (fallback) */
 	int parent_dfd; /* the directory it is in (not owned) */
-	pid_t leader;	/* the session's shell, a session leader */
+	pid_t leader;	/* the live session leader (the shell), or 0 */
+	pid_t sid;	/* the session id it made (kept after it dies) */
 	char name[32];
 };
 

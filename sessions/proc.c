@@ -145,7 +145,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 		return -errno;
 	contain_add(&p->cg, pid); /* before anyone can signal it */
 	p->pid = pid;
-	p->cg.leader = pid;
+	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */
 	return 0;
 }
 
@@ -155,6 +155,8 @@ int sess_start_proc(struct sess *s, struct run *p, const char *text, size_t len)
 
 	if (p->has_cmd)
 		return -EBUSY;
+	if (s->dying || p->sess != s)
+		return -ENOENT; /* deleted while its cmd was open */
 	rc = run_set_cmd(p, s->dirfd, text, len);
 	p->has_cmd = true;
 	p->started_wall = p->queued_wall = loop_wall_ms();
@@ -321,6 +323,7 @@ static void drop_proc(struct sess *s, struct run *p)
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
+	run_finish(p, 128 + SIGTERM, SIGTERM, END_CANCELED); /* never ran */
 	contain_free(&p->cg);
 	list_del(&p->link);
 	s->nprocs--;
@@ -351,6 +354,7 @@ bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
 
 		if (p->pid != pid || p->state != RUN_RUNNING)
 			continue;
+		p->cg.leader = 0; /* reaped: its pid may be reused */
 		output_close(p, &p->pipe_o);
 		output_close(p, &p->pipe_e);
 		close_stdin(p);
@@ -395,6 +399,6 @@ void proc_free_all(struct sess *s)
 
 		if (p->state == RUN_RUNNING)
 			run_finish(p, 128 + SIGKILL, SIGKILL, END_KILLED);
-		drop_proc(s, p);
+		drop_proc(s, p); /* (and one that never started: canceled) */
 	}
 }

@@ -44,6 +44,7 @@ static void *shutdown_arg;
 
 static void kick(struct sess *s);
 static void rearm_timer(void);
+static void env_settled(struct sess *s);
 static void check_killall(void);
 
 /* Writers of `killall` to the root ctl, answered when nothing runs. */
@@ -346,6 +347,8 @@ static void drop_run(struct sess *s, struct run *r)
 		run_file(r, sfx[i], name, sizeof(name));
 		unlinkat(s->dirfd, name, 0);
 	}
+	/* readers parked on a run that never ran get their answer */
+	run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 	list_del(&r->link);
 	if (r->no)
 		s->nruns--;
@@ -394,8 +397,8 @@ int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 
 	if (r->has_cmd)
 		return -EBUSY;
-	if (s->dying)
-		return -ENOENT;
+	if (s->dying || r->sess != s)
+		return -ENOENT; /* deleted while its cmd was open */
 	rc = run_set_cmd(r, s->dirfd, text, len);
 	if (rc < 0)
 		return rc;
@@ -491,6 +494,17 @@ static void apply_pwd(struct sess *s, const struct shell_frame *f)
 
 void (*sess_env_ready_hook)(struct sess *s);
 
+/* The 'E' of the last run will not come (its shell is gone, maybe in the
+ * middle of writing "env"): the variables known before it stand. */
+static void env_settled(struct sess *s)
+{
+	if (!s->env_pending)
+		return;
+	s->env_pending = false;
+	if (sess_env_ready_hook)
+		sess_env_ready_hook(s);
+}
+
 /* Takes the exported variables the shell reported, and lets the requests
  * that waited for them go. */
 static void apply_env(struct sess *s, const struct shell_frame *f)
@@ -533,6 +547,8 @@ static void retire_shell(struct sess *s)
 	s->res.fd = -1;
 	s->rbuf.len = 0;
 	s->pid = 0;
+	s->cg.leader = 0;
+	env_settled(s);
 }
 
 /* Ends the active run with this status. */
@@ -572,20 +588,27 @@ static void handle_frames(struct sess *s)
 	ssize_t n;
 
 	while ((n = shell_parse_frame(s->rbuf.p, s->rbuf.len, &f)) > 0) {
-		if (f.kind == 'R' && s->active) {
+		char kind = f.kind;
+		int status = f.status;
+
+		/* f points into rbuf: use it, then drop the frame, then act
+		 * (finishing a run may retire the shell and empty rbuf). */
+		if (kind == 'R' && s->active)
 			apply_pwd(s, &f);
-			s->env_pending = true;
-			finish_active(s, f.status, 0);
-		} else if (f.kind == 'E') {
+		else if (kind == 'E')
 			apply_env(s, &f);
-		}
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
+		if (kind == 'R' && s->active) {
+			s->env_pending = true;
+			finish_active(s, status, 0);
+		}
 	}
 	if (n < 0) {
 		sess_error(s, "garbled report from the shell; restarting it");
 		s->rbuf.len = 0;
-		kill(s->pid, SIGKILL);
+		if (s->pid)
+			kill(s->pid, SIGKILL);
 	}
 }
 
@@ -628,7 +651,7 @@ static int start_shell(struct sess *s)
 	if (pid < 0)
 		return (int)pid;
 	s->pid = pid;
-	s->cg.leader = pid;
+	s->cg.leader = s->cg.sid = pid; /* the shell calls setsid() */
 	s->res.fn = on_results;
 	s->res.arg = s;
 	envmap_free(&s->pend_set);
@@ -727,6 +750,8 @@ static void shell_gone(struct sess *s, int wstatus)
 	ssize_t n;
 	int fd;
 
+	s->pid = 0; /* reaped: nothing may signal that pid any more */
+	s->cg.leader = 0;
 	read_results(s);
 	if (s->res.fd >= 0) {
 		loop_del(&s->res);
@@ -746,9 +771,11 @@ static void shell_gone(struct sess *s, int wstatus)
 	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0) {
 		apply_pwd(s, &f);
 		apply_env(s, &f);
-	} else if (s->env_pending) {
-		apply_env(s, &(struct shell_frame){ .kind = 'E', .pwd = "" });
+	} else {
+		env_settled(s);
 	}
+	if (s->kill_stage)
+		contain_signal(&s->cg, SIGKILL, 0); /* forked during the kill */
 	if (s->active) {
 		if (!s->dying)
 			log_msg(LOG_NOTICE,
@@ -987,6 +1014,7 @@ static void finalize(struct sess *s)
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
+		run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 		list_del(&r->link);
 		r->sess = NULL;
 		run_unref(r);
