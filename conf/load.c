@@ -189,6 +189,9 @@ static int set_shell(const config_setting_t *s, const char *path,
 		return -ENOMEM;
 	free(conf.shell);
 	conf.shell = strdup(config_setting_get_string_elem(s, 0));
+	for (char **a = conf.shell_args; a && *a; a++)
+		free(*a);
+	free(conf.shell_args);
 	conf.shell_args = args;
 	return conf.shell ? 0 : -ENOMEM;
 }
