@@ -110,6 +110,10 @@ const char *run_state_name(const struct run *r)
 	case END_ERROR:
 		return "error";
 	default:
+		/* bash's 127 (not found) and 126 (not executable): a process
+		 * that could not start its command */
+		if (r->is_proc && (r->exit_code == 126 || r->exit_code == 127))
+			return "error";
 		return r->exit_code == 0 ? "completed" : "failed";
 	}
 }

@@ -423,4 +423,14 @@ else
 	assert_eq "" "$extra" "cgroups: no cgroup of a process is left after its rmdir (in $CG)"
 fi
 
+# a command that does not exist: state error (bash's 127)
+P=$MNT/sessions/nosuch-s/procs
+check "mkdir sessions/nosuch-s" sfs_mkdir "$MNT/sessions/nosuch-s"
+check "mkdir procs/nosuch" sfs_mkdir "$P/nosuch"
+check "start a command that does not exist" sfs_write "$P/nosuch/cmd" $'no_such_command_t27\n'
+sfs_cat "$P/nosuch/exit" "$SFS_TMP/nosuch.exit"
+assert_file_eq "$SFS_TMP/nosuch.exit" $'127\n' "procs/nosuch: exit 127"
+assert_file_match "$P/nosuch/status" '^state error$' "procs/nosuch: state error"
+assert_file_match "$P/nosuch/stderr" 'not found' "procs/nosuch: stderr says not found"
+
 sfs_done
