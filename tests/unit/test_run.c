@@ -605,28 +605,19 @@ static struct run *hook_run;
 
 static void base_setup(void)
 {
-	strcpy(base, "/tmp/sfs-run-XXXXXX");
-	if (!mkdtemp(base))
-		abort();
+	unit_mkbase(base, "/tmp/sfs-run-XXXXXX");
 }
 
 static void base_teardown(void)
 {
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", base);
+	unit_rmbase(base);
 }
 
 static void setup(void)
 {
 	char dir[64];
 
-	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(dfd, 0);
+	dfd = unit_new_dir(base, dir, sizeof(dir));
 	hook_calls = 0;
 	hook_run = NULL;
 	run_changed_hook = NULL;
@@ -642,33 +633,6 @@ static void hook(struct run *r)
 {
 	hook_calls++;
 	hook_run = r;
-}
-
-static char *slurp(const char *name, size_t *len)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *p;
-
-	if (fd < 0)
-		return NULL;
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	p = malloc((size_t)st.st_size + 1);
-	ck_assert_int_eq(pread(fd, p, (size_t)st.st_size, 0), st.st_size);
-	p[st.st_size] = '\0';
-	close(fd);
-	*len = (size_t)st.st_size;
-	return p;
-}
-
-static void put(const char *name, const char *text, size_t len)
-{
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0600);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
-	close(fd);
 }
 
 START_TEST(file_names)
@@ -710,7 +674,7 @@ START_TEST(new_writes_cmd)
 	ck_assert_int_eq(r->err.fd, -1);
 	ck_assert(list_empty(&r->link) && list_empty(&r->waiters));
 	run_file(r, "cmd", name, sizeof(name));
-	got = slurp(name, &len);
+	got = unit_slurp_at(dfd, name, &len);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_uint_eq(len, sizeof(text) - 1);
 	ck_assert_mem_eq(got, text, len);
@@ -732,7 +696,7 @@ START_TEST(new_large_cmd)
 	r = run_new(dfd, text, n, &err);
 	ck_assert_ptr_nonnull(r);
 	run_file(r, "cmd", name, sizeof(name));
-	got = slurp(name, &len);
+	got = unit_slurp_at(dfd, name, &len);
 	ck_assert_uint_eq(len, n);
 	ck_assert(memcmp(got, text, n) == 0);
 	free(got);
@@ -768,16 +732,16 @@ START_TEST(empty_then_cmd)
 	ck_assert_int_eq(r->state, RUN_QUEUED);
 	ck_assert_uint_eq(r->cmd_len, 0);
 	run_file(r, "cmd", name, sizeof(name));
-	ck_assert_ptr_null(slurp(name, &len));
+	ck_assert_ptr_null(unit_slurp_at(dfd, name, &len));
 	ck_assert_int_eq(run_set_cmd(r, dfd, "make\n", 5), 0);
 	ck_assert_uint_eq(r->cmd_len, 5);
-	got = slurp(name, &len);
+	got = unit_slurp_at(dfd, name, &len);
 	ck_assert_uint_eq(len, 5);
 	ck_assert_mem_eq(got, "make\n", 5);
 	free(got);
 	/* written again: replaced, not appended */
 	ck_assert_int_eq(run_set_cmd(r, dfd, "ls", 2), 0);
-	got = slurp(name, &len);
+	got = unit_slurp_at(dfd, name, &len);
 	ck_assert_uint_eq(len, 2);
 	ck_assert_uint_eq(r->cmd_len, 2);
 	free(got);
@@ -1097,9 +1061,9 @@ static struct run *done_run(const char *cmd, const char *out, size_t olen,
 	ck_assert_ptr_nonnull(r);
 	r->name = strdup("1");
 	run_file(r, "out", name, sizeof(name));
-	put(name, out, olen);
+	unit_put_at(dfd, name, out, olen);
 	run_file(r, "err", name, sizeof(name));
-	put(name, err, elen);
+	unit_put_at(dfd, name, err, elen);
 	r->out.size = olen;
 	r->err.size = elen;
 	r->state = RUN_DONE;

@@ -177,48 +177,12 @@ static char base[] = "/tmp/sfs-shell-XXXXXX";
 
 static void base_setup(void)
 {
-	strcpy(base, "/tmp/sfs-shell-XXXXXX");
-	if (!mkdtemp(base))
-		abort();
+	unit_mkbase(base, "/tmp/sfs-shell-XXXXXX");
 }
 
 static void base_teardown(void)
 {
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", base);
-}
-
-/* A fresh directory under base (for one test). */
-static int new_dir(char *path, size_t len)
-{
-	int fd;
-
-	snprintf(path, len, "%s/t-XXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(path));
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	return fd;
-}
-
-static char *slurp_at(int dfd, const char *name, size_t *len)
-{
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *p;
-
-	if (fd < 0)
-		return NULL;
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	p = malloc((size_t)st.st_size + 1);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(pread(fd, p, (size_t)st.st_size, 0), st.st_size);
-	p[st.st_size] = '\0';
-	close(fd);
-	*len = (size_t)st.st_size;
-	return p;
+	unit_rmbase(base);
 }
 
 static void set_s(struct envmap *m, const char *name, const char *val)
@@ -238,7 +202,7 @@ START_TEST(prelude_records)
 	struct stat st;
 	size_t len;
 	char *got;
-	int dfd = new_dir(dir, sizeof(dir));
+	int dfd = unit_new_dir(base, dir, sizeof(dir));
 
 	envmap_init(&set, OBJ_NONE, NULL);
 	envmap_init(&unset, OBJ_NONE, NULL);
@@ -249,7 +213,7 @@ START_TEST(prelude_records)
 	ck_assert_int_eq(
 		shell_write_prelude(dfd, "r1.pre", &set, &unset, "/some where"),
 		0);
-	got = slurp_at(dfd, "r1.pre", &len);
+	got = unit_slurp_at(dfd, "r1.pre", &len);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_uint_eq(len, sizeof(want) - 1);
 	ck_assert_mem_eq(got, want, len);
@@ -262,7 +226,7 @@ START_TEST(prelude_records)
 	envmap_free(&unset);
 	ck_assert_int_eq(shell_write_prelude(dfd, "r1.pre", &set, &unset, NULL),
 			 0);
-	got = slurp_at(dfd, "r1.pre", &len);
+	got = unit_slurp_at(dfd, "r1.pre", &len);
 	ck_assert_uint_eq(len, 0);
 	free(got);
 	ck_assert_int_lt(shell_write_prelude(dfd, "no/dir", &set, &unset, NULL),
@@ -295,7 +259,7 @@ static void sh_start(struct sh *s)
 {
 	struct contain cg = { .dfd = -1 };
 
-	s->dfd = new_dir(s->dir, sizeof(s->dir));
+	s->dfd = unit_new_dir(base, s->dir, sizeof(s->dir));
 	s->len = 0;
 	s->pid = shell_spawn(BASH, s->dir, s->dir, sh_envp, &cg, &s->ctl,
 			     &s->res);
@@ -313,16 +277,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void put_file(int dfd, const char *name, const char *text, size_t len)
-{
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0600);
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, len), (ssize_t)len);
-	close(fd);
-}
-
 /* The variables of a report: sent inline in the frame, or (as the shell
  * does now) left by it in the file "env" before its 'E' frame. */
 static void report_env(struct sh *s, struct report *r,
@@ -333,7 +287,7 @@ static void report_env(struct sh *s, struct report *r,
 	const char *text = f->env;
 
 	if (len == 0) {
-		file = slurp_at(s->dfd, "env", &len);
+		file = unit_slurp_at(s->dfd, "env", &len);
 		ck_assert_msg(file != NULL, "no env file beside the report");
 		text = file;
 	}
@@ -392,7 +346,7 @@ static void sh_send(struct sh *s, unsigned id, char flag, const char *cmd)
 	int n;
 
 	snprintf(name, sizeof(name), "r%u.cmd", id);
-	put_file(s->dfd, name, cmd, strlen(cmd));
+	unit_put_at(s->dfd, name, cmd, strlen(cmd));
 	n = snprintf(line, sizeof(line), "%u %c\n", id, flag);
 	ck_assert_int_eq(write(s->ctl, line, (size_t)n), n);
 }
@@ -410,7 +364,7 @@ static char *sh_out(struct sh *s, unsigned id, const char *sfx, size_t *len)
 	char *p;
 
 	snprintf(name, sizeof(name), "r%u.%s", id, sfx);
-	p = slurp_at(s->dfd, name, len);
+	p = unit_slurp_at(s->dfd, name, len);
 	if (!p) {
 		p = calloc(1, 1);
 		*len = 0;
@@ -844,7 +798,7 @@ END_TEST
 static int read_state(struct sh *s, struct report *r)
 {
 	size_t len;
-	char *p = slurp_at(s->dfd, "state", &len);
+	char *p = unit_slurp_at(s->dfd, "state", &len);
 	struct shell_frame f;
 	ssize_t n;
 
@@ -934,7 +888,7 @@ START_TEST(bash_abort)
 		"sh -c 'echo $$ > sleeper.pid; exec sleep 20'\n"
 		"echo not-reached\n");
 	t0 = now_ms();
-	while (!(pid = slurp_at(s.dfd, "sleeper.pid", &len)) || len == 0) {
+	while (!(pid = unit_slurp_at(s.dfd, "sleeper.pid", &len)) || len == 0) {
 		free(pid);
 		ck_assert_int_lt(now_ms() - t0, 5000);
 		usleep(10000);

@@ -13,28 +13,19 @@ static int dfd = -1;
 
 static void base_setup(void)
 {
-	strcpy(base, "/tmp/sfs-spool-XXXXXX");
-	if (!mkdtemp(base))
-		abort();
+	unit_mkbase(base, "/tmp/sfs-spool-XXXXXX");
 }
 
 static void base_teardown(void)
 {
-	char cmd[64];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", base);
+	unit_rmbase(base);
 }
 
 static void setup(void)
 {
 	char dir[64];
 
-	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(dfd, 0);
+	dfd = unit_new_dir(base, dir, sizeof(dir));
 }
 
 static void teardown(void)
@@ -45,17 +36,9 @@ static void teardown(void)
 /* The whole file (malloc'd); *len its size. */
 static char *slurp(const char *name, size_t *len)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *p;
+	char *p = unit_slurp_at(dfd, name, len);
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	p = malloc((size_t)st.st_size + 1);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(pread(fd, p, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
+	ck_assert_msg(p != NULL, "cannot open %s", name);
 	return p;
 }
 
