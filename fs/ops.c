@@ -166,15 +166,23 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 	st->st_atim = st->st_ctim = st->st_mtim;
 }
 
+/* Resolves ino into *n; answers ENOENT and returns false when it names
+ * nothing any more. */
+static bool resolve(fuse_req_t req, fuse_ino_t ino, struct node *n)
+{
+	if (tree_resolve(ino, n) == 0)
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
+}
+
 static void reply_entry(fuse_req_t req, fuse_ino_t ino, double ttl)
 {
 	struct fuse_entry_param e = { .ino = ino, .entry_timeout = ttl };
 	struct node n;
 
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	fill_attr(ino, &n, &e.attr);
 	fuse_reply_entry(req, &e);
 }
@@ -314,10 +322,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_ino_t ino;
 	double ttl;
 
-	if (tree_resolve(parent, &dir) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, parent, &dir))
 		return;
-	}
 	if (hold(&dir,
 		 (struct held){ .op = HELD_LOOKUP, .req = req, .ino = parent },
 		 name, NULL))
@@ -336,10 +342,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 
 	(void)fi;
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	if (hold(&n,
 		 (struct held){ .op = HELD_GETATTR, .req = req, .ino = ino },
 		 NULL, NULL))
@@ -426,10 +430,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct dirbuf d = { .from = off, .max = size, .req = req };
 	struct node n;
 
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	if (hold(&n,
 		 (struct held){ .op = HELD_READDIR,
 				.req = req,
@@ -506,10 +508,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct node n;
 	struct fh *fh;
 
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	if (hold(&n, (struct held){ .op = HELD_OPEN, .req = req, .ino = ino },
 		 NULL, fi))
 		return;
@@ -795,10 +795,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		break;
 	}
 	if (off == 0 || !fh->text) {
-		if (tree_resolve(ino, &n) < 0) {
-			fuse_reply_err(req, ENOENT);
+		if (!resolve(req, ino, &n))
 			return;
-		}
 		if (hold(&n,
 			 (struct held){ .op = HELD_READ,
 					.req = req,
@@ -991,10 +989,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	int rc = 0;
 
 	(void)off;
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	if (fh->werr) {
 		fuse_reply_err(req, fh->werr);
 		return;
@@ -1113,10 +1109,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int rc;
 
 	(void)mode;
-	if (tree_resolve(parent, &dir) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, parent, &dir))
 		return;
-	}
 	if (dir.ft == FT_RUNS || dir.ft == FT_PROCS) {
 		mkdir_run(req, &dir, name);
 		return;
@@ -1146,10 +1140,8 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct sess *s;
 	int rc;
 
-	if (tree_resolve(parent, &dir) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, parent, &dir))
 		return;
-	}
 	if (dir.ft == FT_RUNS) {
 		struct run *r = sess_run_by_name(dir.s, name);
 
@@ -1190,10 +1182,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node dir;
 
-	if (tree_resolve(parent, &dir) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, parent, &dir))
 		return;
-	}
 	if (dir.ft == FT_ROOTENV)
 		fuse_reply_err(req, -sess_root_unsetenv(name));
 	else if (dir.ft == FT_ENVDIR)
@@ -1211,10 +1201,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int rc;
 
 	(void)mode;
-	if (tree_resolve(parent, &dir) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, parent, &dir))
 		return;
-	}
 	if (dir.ft != FT_ENVDIR && dir.ft != FT_ROOTENV) {
 		fuse_reply_err(req, EACCES);
 		return;
@@ -1247,10 +1235,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct node n;
 
 	(void)attr;
-	if (tree_resolve(ino, &n) < 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!resolve(req, ino, &n))
 		return;
-	}
 	if (to_set &
 	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		fuse_reply_err(req, EPERM);
