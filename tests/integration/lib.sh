@@ -336,6 +336,37 @@ sfs_done() {
 	exit 0
 }
 
+# sfs_wait_mounted LABEL: after starting $SFS_PID (log in
+# $SFS_TMP/daemon.log) on $MNT: passes "LABEL: mounts" once it is ready
+# (5 s at most), else fails, unmounts and returns 1
+sfs_wait_mounted() {
+	local label=$1 i
+	for ((i = 0; i < 50; i++)); do
+		if timeout 2 mountpoint -q "$MNT" && timeout 2 test -d "$MNT/sessions"; then
+			pass "$label: mounts"
+			return 0
+		fi
+		if ! sfs_alive "$SFS_PID"; then
+			fail "$label: mounts" "the daemon exited: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
+			sfs_umount
+			return 1
+		fi
+		sleep 0.1
+	done
+	fail "$label: mounts" "not mounted after 5 s"
+	sfs_umount
+	return 1
+}
+
+# sfs_check_umount LABEL: the daemon still runs, unmount, it exits with 0
+sfs_check_umount() {
+	if sfs_alive "$SFS_PID"; then pass "$1: the daemon still runs"; else
+		fail "$1: the daemon still runs" "it died: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
+	fi
+	sfs_umount
+	assert_eq 0 "$SFS_DAEMON_RC" "$1: unmounted, the daemon exits with 0"
+}
+
 # ---------------------------------------------------------------- operations
 
 # sfs_mkdir DIR: mkdir with a timeout

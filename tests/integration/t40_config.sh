@@ -88,31 +88,9 @@ cfg_mount() {
 	SFS_PID=$!
 	[ -n "$ETC_PIDFILE" ] && echo "$SFS_PID" >>"$ETC_PIDFILE"
 	sfs_state
-	for ((i = 0; i < 50; i++)); do
-		if timeout 2 mountpoint -q "$MNT" && timeout 2 test -d "$MNT/sessions"; then
-			pass "$label: mounts"
-			return 0
-		fi
-		if ! sfs_alive "$SFS_PID"; then
-			fail "$label: mounts" "the daemon exited: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
-			sfs_umount
-			return 1
-		fi
-		sleep 0.1
-	done
-	fail "$label: mounts" "not mounted after 5 s"
-	sfs_umount
-	return 1
+	sfs_wait_mounted "$label"
 }
 
-# cfg_umount LABEL: the daemon still runs, unmount, it exits with 0
-cfg_umount() {
-	if sfs_alive "$SFS_PID"; then pass "$1: the daemon still runs"; else
-		fail "$1: the daemon still runs" "it died: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
-	fi
-	sfs_umount
-	assert_eq 0 "$SFS_DAEMON_RC" "$1: unmounted, the daemon exits with 0"
-}
 
 # refused LABEL PREFIX WORD ARG...: "$SFS_BIN" ARG... REF (environment as
 # in cfg_mount) exits with 2, a line of its stderr starts with PREFIX
@@ -204,7 +182,7 @@ etc_main() {
 	if cfg_mount "/etc only"; then
 		assert_eq "/etc" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"/etc only: /etc/sessionfs.conf applies without -c and \$SESSIONFS_CONFIG"
-		cfg_umount "/etc only"
+		sfs_check_umount "/etc only"
 	fi
 
 	printf '%s\n' '# /etc/sessionfs.conf of t40' 'history = 0;' >"$E"
@@ -215,13 +193,13 @@ etc_main() {
 	if cfg_mount "bad /etc, \$SESSIONFS_CONFIG set"; then
 		assert_eq "SESSIONFS_CONFIG" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"\$SESSIONFS_CONFIG beats /etc/sessionfs.conf (which is not read)"
-		cfg_umount "bad /etc, \$SESSIONFS_CONFIG set"
+		sfs_check_umount "bad /etc, \$SESSIONFS_CONFIG set"
 	fi
 	CFG_ENV=()
 	if cfg_mount "bad /etc, -c" -c "$ccfg"; then
 		assert_eq "-c" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"-c beats /etc/sessionfs.conf (which is not read)"
-		cfg_umount "bad /etc, -c"
+		sfs_check_umount "bad /etc, -c"
 	fi
 	timeout 10 umount /etc || note "cannot unmount the overlay on /etc (it goes with the namespace)"
 	SFS_DONE=1
@@ -335,20 +313,20 @@ if cfg_mount "-c with a bad \$SESSIONFS_CONFIG" -c "$CCFG"; then
 	assert_eq "-c" "$(run_out "$D" 'echo "${T40_WHICH-unset}"')" "-c beats \$SESSIONFS_CONFIG"
 	assert_file_eq "$D/env/T40_WHICH" "-c"$'\n' "the env group's variable is in the session's env/"
 	note "(history = 100000, kill_grace_ms = 600000, max_sessions = 1000000, default_timeout_ms = 31536000000L accepted)"
-	cfg_umount "-c with a bad \$SESSIONFS_CONFIG"
+	sfs_check_umount "-c with a bad \$SESSIONFS_CONFIG"
 fi
 # 5. -o config= beats $SESSIONFS_CONFIG
 if cfg_mount "-o config= with a bad \$SESSIONFS_CONFIG" -o "config=$OCFG"; then
 	assert_eq "-o config" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 		"-o config=FILE beats \$SESSIONFS_CONFIG"
-	cfg_umount "-o config= with a bad \$SESSIONFS_CONFIG"
+	sfs_check_umount "-o config= with a bad \$SESSIONFS_CONFIG"
 fi
 # 6. $SESSIONFS_CONFIG alone
 CFG_ENV=(SESSIONFS_CONFIG="$ENVCFG")
 if cfg_mount "\$SESSIONFS_CONFIG"; then
 	assert_eq "SESSIONFS_CONFIG" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 		"\$SESSIONFS_CONFIG is read without -c"
-	cfg_umount "\$SESSIONFS_CONFIG"
+	sfs_check_umount "\$SESSIONFS_CONFIG"
 fi
 # 7. nothing: built-in defaults (only if this machine has no /etc/sessionfs.conf)
 for mode in unset empty; do
@@ -373,7 +351,7 @@ for mode in unset empty; do
 			assert_true "defaults ($mode): runtime_dir is a tmpfs, not \$XDG_RUNTIME_DIR on $(stat -f -c %T "$XDG")" \
 				"the spool is in \$XDG_RUNTIME_DIR: $(find "$XDG" -maxdepth 2 | tr '\n' ' ')" test ! -e "$XDG/sessionfs"
 		fi
-		cfg_umount "no file, \$SESSIONFS_CONFIG $mode"
+		sfs_check_umount "no file, \$SESSIONFS_CONFIG $mode"
 	fi
 done
 CFG_ENV=()
@@ -414,7 +392,7 @@ if cfg_mount "large in-range values" -c "$CFG"; then
 	assert_run_ok "max_output_bytes = 4294967297: a run" "$D" 'echo ok' 10
 	assert_file_eq "$D/stdout" $'ok\n' "max_output_bytes = 4294967297: 3 bytes of output are kept"
 	assert_file_match "$D/status" '^truncated 0$' "max_output_bytes = 4294967297: status says truncated 0"
-	cfg_umount "large in-range values"
+	sfs_check_umount "large in-range values"
 fi
 
 # 10. shell as a list: the path, then arguments given before -c
@@ -423,7 +401,7 @@ if cfg_mount "shell as a list" -c "$CFG"; then
 	D=$MNT/sessions/default
 	assert_run_ok "shell list: a run" "$D" 'shopt -q extglob && echo on' 10
 	assert_file_eq "$D/stdout" $'on\n' "shell list: bash got -O extglob"
-	cfg_umount "shell as a list"
+	sfs_check_umount "shell as a list"
 fi
 mkcfg shell-rel 'shell = [ "bash", "-O", "extglob" ];'
 refused "shell list with a relative path" "$CFG:1: " shell -f -c "$CFG"
@@ -576,7 +554,7 @@ if cfg_mount "limits" -c "$CFG"; then
 	assert_errno EINVAL "log: echo bogus > ctl is EINVAL" bash -c 'echo bogus >"$1"' _ "$A/ctl"
 	assert_eq 1 "$(log_count bogus)" "log: the bad ctl line is one line"
 	assert_eq 1 "$(log_count 'session a' bogus)" "log: that line names session a"
-	cfg_umount "limits"
+	sfs_check_umount "limits"
 fi
 
 # ---------------------------------------------------------------- limits (B)
@@ -641,7 +619,7 @@ if cfg_mount "timing" -c "$CFG"; then
 	assert_eq 0 "$(log_count bogus)" "log_level error: the refusal (a warning) is not logged"
 	assert_eq 0 "$(log_count ': info: ')" "log_level error: no info lines"
 	assert_file_match "$X/error" 'bogus' "log_level error: the session's error file still has it"
-	cfg_umount "timing"
+	sfs_check_umount "timing"
 fi
 
 SFS_DONE=1

@@ -79,31 +79,9 @@ cfg_mount() {
 	"$SFS_BIN" -f "$@" "$MNT" >"$SFS_TMP/daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 	SFS_PID=$!
 	sfs_state
-	for ((i = 0; i < 50; i++)); do
-		if timeout 2 mountpoint -q "$MNT" && timeout 2 test -d "$MNT/sessions"; then
-			pass "$label: mounts"
-			return 0
-		fi
-		if ! sfs_alive "$SFS_PID"; then
-			fail "$label: mounts" "the daemon exited: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
-			sfs_umount
-			return 1
-		fi
-		sleep 0.1
-	done
-	fail "$label: mounts" "not mounted after 5 s"
-	sfs_umount
-	return 1
+	sfs_wait_mounted "$label"
 }
 
-# cfg_umount LABEL: the daemon still runs, unmount, it exits with 0
-cfg_umount() {
-	if sfs_alive "$SFS_PID"; then pass "$1: the daemon still runs"; else
-		fail "$1: the daemon still runs" "it died: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
-	fi
-	sfs_umount
-	assert_eq 0 "$SFS_DAEMON_RC" "$1: unmounted, the daemon exits with 0"
-}
 
 # run_out DIR CMD: run CMD in DIR, print its stdout
 run_out() {
@@ -243,12 +221,12 @@ fi
 if cfg_mount "-s" -s; then
 	assert_eq "sessionfs fuse.sessionfs" "$(mount_line "$MNT")" "/proc/mounts shows sessionfs MNT fuse.sessionfs"
 	assert_eq "hi" "$(run_out "$MNT/sessions/default" 'echo hi')" "-s: commands run"
-	cfg_umount "-s"
+	sfs_check_umount "-s"
 fi
 # a user's -o fsname= wins
 if cfg_mount "-o fsname=t41src" -o fsname=t41src; then
 	assert_eq "t41src fuse.sessionfs" "$(mount_line "$MNT")" "-o fsname=t41src: /proc/mounts shows t41src"
-	cfg_umount "-o fsname=t41src"
+	sfs_check_umount "-o fsname=t41src"
 fi
 # -d: foreground with FUSE tracing
 MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || exit 1
@@ -264,7 +242,7 @@ timeout 5 ls "$MNT/sessions" >/dev/null 2>&1
 assert_true "-d: stays in the foreground (the started pid serves the mount)" "pid $SFS_PID is gone" sfs_alive "$SFS_PID"
 assert_true "-d: FUSE requests are traced on stderr" "no 'opcode:' line in: $(head -c 200 "$SFS_TMP/daemon.log")" \
 	grep -q 'opcode: ' "$SFS_TMP/daemon.log"
-cfg_umount "-d"
+sfs_check_umount "-d"
 
 # without -f: the daemon detaches once mounted; nothing on stderr
 MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || exit 1
@@ -283,7 +261,7 @@ rmdir "$MNT" 2>/dev/null && MNT=
 # the shipped configuration loads, and documents every setting
 if cfg_mount "-c conf/sessionfs.conf (the shipped file)" -c "$TOP/conf/sessionfs.conf"; then
 	assert_eq "ok" "$(run_out "$MNT/sessions/default" 'echo ok')" "the shipped configuration: commands run"
-	cfg_umount "the shipped configuration"
+	sfs_check_umount "the shipped configuration"
 fi
 for s in $SETTINGS; do
 	assert_true "conf/sessionfs.conf shows '$s'" "not there" grep -qE "^#? *$s = " "$TOP/conf/sessionfs.conf"
