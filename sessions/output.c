@@ -23,6 +23,7 @@ static int open_spools(struct run *r)
 
 	if (r->all.fd >= 0)
 		return 0;
+	r->files |= RUN_F_SPOOLS;
 	run_file(r, "out", name, sizeof(name));
 	rc = spool_open(&r->out, dirfd, name, conf.max_output_bytes);
 	run_file(r, "err", name, sizeof(name));
@@ -90,6 +91,5 @@ int output_watch(struct run *r, struct loop_watch *w, int fd)
 	w->fd = fd;
 	w->fn = on_pipe;
 	w->arg = r;
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return loop_add(w, EPOLLIN);
 }

@@ -176,6 +176,8 @@ int sess_start_proc(struct sess *s, struct run *p, const char *text, size_t len)
 	close(fds[3]);
 	close(fds[4]);
 	p->state = RUN_RUNNING;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	fcntl(fds[2], F_SETFL, O_NONBLOCK);
 	output_watch(p, &p->pipe_o, fds[0]);
 	output_watch(p, &p->pipe_e, fds[2]);
 	if (p->want_stdin) {
@@ -313,13 +315,7 @@ int64_t proc_next_deadline(const struct sess *s)
 /* Unlinks p's files, frees its cgroup and drops it. */
 static void drop_proc(struct sess *s, struct run *p)
 {
-	static const char *const sfx[] = { "cmd", "out", "err", "idx" };
-	char name[64];
-
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
-		run_file(p, sfx[i], name, sizeof(name));
-		unlinkat(s->dirfd, name, 0);
-	}
+	run_unlink_files(p, s->dirfd, ~0u);
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);

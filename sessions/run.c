@@ -22,6 +22,27 @@ void run_file(const struct run *r, const char *suffix, char *buf, size_t len)
 	snprintf(buf, len, "r%llu.%s", (unsigned long long)r->id, suffix);
 }
 
+void run_unlink_files(struct run *r, int dirfd, unsigned which)
+{
+	static const struct {
+		unsigned flag;
+		const char *sfx;
+	} files[] = { { RUN_F_CMD, "cmd" },
+		      { RUN_F_SPOOLS, "out" },
+		      { RUN_F_SPOOLS, "err" },
+		      { RUN_F_SPOOLS, "idx" },
+		      { RUN_F_PRE, "pre" } };
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		if (!(r->files & which & files[i].flag))
+			continue;
+		run_file(r, files[i].sfx, name, sizeof(name));
+		unlinkat(dirfd, name, 0);
+	}
+	r->files &= ~which;
+}
+
 struct run *run_new_empty(void)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -48,6 +69,8 @@ int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 
 	run_file(r, "cmd", name, sizeof(name));
 	rc = spool_open(&sp, dirfd, name, 0);
+	if (rc == 0)
+		r->files |= RUN_F_CMD;
 	if (rc == 0)
 		rc = spool_append(&sp, text, len);
 	spool_close(&sp);

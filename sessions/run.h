@@ -16,6 +16,10 @@
 struct sess;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
+/* Which of its files a run has made, so that only those are unlinked. */
+#define RUN_F_CMD    1u /* r<id>.cmd */
+#define RUN_F_SPOOLS 2u /* r<id>.out, .err and .idx */
+#define RUN_F_PRE    4u /* r<id>.pre */
 /* How a finished run ended. */
 enum run_end {
 	END_NONE,
@@ -43,6 +47,7 @@ struct run {
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
 	int64_t deadline; /* monotonic ms when its timeout ends it, or 0 */
 	bool has_cmd;	  /* its command is written (it runs only once) */
+	unsigned files;	  /* RUN_F_* of the files it has in the session dir */
 	uint64_t cmd_len;
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */
@@ -85,6 +90,8 @@ uint64_t run_duration_ms(const struct run *r);
 void run_finish(struct run *r, int exit_code, int sig, enum run_end end);
 /* Name of r's spool file with that suffix ("cmd", "out", ...). */
 void run_file(const struct run *r, const char *suffix, char *buf, size_t len);
+/* Unlinks the files of r in dirfd that its files flags name. */
+void run_unlink_files(struct run *r, int dirfd, unsigned which);
 
 /* Reports, as malloc'd text; *len gets the length. NULL on ENOMEM. */
 char *run_format_exit(const struct run *r, size_t *len);

@@ -38,6 +38,7 @@ static char rt_path[4096];
 static struct envmap base_env; /* what a new session starts with */
 static struct envmap root_env; /* what root env/ lists */
 static struct loop_watch timer_w, chld_w;
+static int64_t timer_armed; /* the deadline timer_w is set to, 0: none */
 static bool shutting_down;
 static void (*shutdown_cb)(void *);
 static void *shutdown_arg;
@@ -339,14 +340,7 @@ struct run *sess_run_by_name(struct sess *s, const char *name)
 /* Unlinks the files of r and drops it from the session. */
 static void drop_run(struct sess *s, struct run *r)
 {
-	static const char *const sfx[] = { "cmd", "out", "err", "idx",
-					   "pre", "o",	 "e" };
-	char name[64];
-
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(*sfx); i++) {
-		run_file(r, sfx[i], name, sizeof(name));
-		unlinkat(s->dirfd, name, 0);
-	}
+	run_unlink_files(r, s->dirfd, ~0u); /* its fifos went at its end */
 	/* readers parked on a run that never ran get their answer */
 	run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 	list_del(&r->link);
@@ -512,7 +506,7 @@ static void apply_env(struct sess *s, const struct shell_frame *f)
 	struct envmap fresh;
 
 	envmap_init(&fresh, OBJ_NONE, NULL);
-	if (f->env_len) {
+	if (f->kind == 'E') {
 		if (envmap_parse_export(&fresh, f->env, f->env_len) == 0)
 			envmap_assign(&s->env, &fresh);
 	} else if (read_env_file(s, &fresh) == 0) {
@@ -563,8 +557,7 @@ static void finish_active(struct sess *s, int code, int sig)
 	unlinkat(s->dirfd, name, 0);
 	run_file(r, "e", name, sizeof(name));
 	unlinkat(s->dirfd, name, 0);
-	run_file(r, "pre", name, sizeof(name));
-	unlinkat(s->dirfd, name, 0);
+	run_unlink_files(r, s->dirfd, RUN_F_PRE);
 	if (r->end == END_TIMEDOUT)
 		code = 124;
 	else if (r->end == END_KILLED)
@@ -669,7 +662,6 @@ static int open_fifo(struct sess *s, struct run *r, const char *sfx,
 	int fd;
 
 	run_file(r, sfx, name, sizeof(name));
-	unlinkat(s->dirfd, name, 0);
 	if (mkfifoat(s->dirfd, name, 0600) < 0)
 		return -errno;
 	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -690,10 +682,12 @@ static int start_run(struct sess *s, struct run *r)
 	if (rc == 0)
 		rc = open_fifo(s, r, "e", &r->pipe_e);
 	run_file(r, "pre", name, sizeof(name));
-	if (rc == 0 && pre)
+	if (rc == 0 && pre) {
+		r->files |= RUN_F_PRE;
 		rc = shell_write_prelude(s->dirfd, name, &s->pend_set,
 					 &s->pend_unset,
 					 s->pend_cwd ? s->cwd : NULL);
+	}
 	s->active = r;
 	r->pid = s->pid;
 	r->state = RUN_RUNNING;
@@ -1120,6 +1114,7 @@ static void on_timer(struct loop_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		log_msg(LOG_DEBUG, "timerfd: %m");
+	timer_armed = 0; /* it fired, so it is disarmed */
 	for (s = sess_first(); s; s = next) {
 		next = sess_next(s);
 		run_timers(s, now);
@@ -1173,10 +1168,12 @@ static void rearm_timer(void)
 		if (d && (!t || d < t))
 			t = d;
 	}
+	if (t == timer_armed || timer_w.fd < 0)
+		return; /* a system call per event adds up */
 	if (t) {
 		its.it_value.tv_sec = t / 1000;
 		its.it_value.tv_nsec = (t % 1000) * 1000000 + 1;
 	}
-	if (timer_w.fd >= 0)
-		timerfd_settime(timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL);
+	if (timerfd_settime(timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		timer_armed = t;
 }

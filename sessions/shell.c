@@ -14,24 +14,26 @@
 #include "shell.h"
 #include "strbuf.h"
 
-/* The shell's main loop. Every word that a user's function or alias
- * could shadow is called through `builtin` or is a keyword; the command
- * runs with fds 200 and 201 closed, so it cannot touch the protocol.
+/* The shell's main loop. Its stdin is the daemon's control pipe and its
+ * stdout the result pipe; a command runs with all three standard
+ * descriptors redirected, so neither it nor anything it starts can reach
+ * the protocol (bash keeps the originals close-on-exec meanwhile). The
+ * reports need no redirection of their own: a run costs the shell three
+ * redirections in all. Every word that a user's function or alias could
+ * shadow is called through `builtin` or is a keyword.
  *
  * To abandon a command (kill, timeout) the daemon sends SHELL_ABORT_SIG
  * (RTMIN+3) before it signals the command's processes: the trap returns
  * from the sourced file, so the rest of the script does not run once its
  * foreground process is gone. A function only returns from itself; when
  * that leaves the shell busy with no process left, the daemon replaces
- * the shell (sess.c). */
+ * the shell (sess.c). The EXIT trap may run inside a command's
+ * redirections, so it writes to files. */
 static const char boot[] =
 	"__sfs_d=$1\n"
 	"shift\n"
 	"shopt -s expand_aliases\n"
 	"trap 'builtin return 2>/dev/null' RTMIN+3\n"
-	"__sfs_report() {\n"
-	"  builtin printf '%s%s\\0%s\\0\\0' \"$1\" \"$2\" \"$PWD\"\n"
-	"}\n"
 	"__sfs_pre() {\n"
 	"  while IFS= builtin read -r -d '' __sfs_op; do\n"
 	"    IFS= builtin read -r -d '' __sfs_n\n"
@@ -45,16 +47,17 @@ static const char boot[] =
 	"  builtin unset -v __sfs_op __sfs_n __sfs_v\n"
 	"}\n"
 	"trap 'builtin export -p >\"$__sfs_d/env\"; "
-	"__sfs_report X 0 >\"$__sfs_d/state\"' EXIT\n"
-	"while IFS=' ' builtin read -r -u 200 __sfs_id __sfs_f; do\n"
+	"builtin printf \"X0\\0%s\\0\\0\" \"$PWD\" >\"$__sfs_d/state\"' EXIT\n"
+	"while IFS=' ' builtin read -r __sfs_id __sfs_f; do\n"
 	"  {\n"
 	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
 	"    builtin . \"$__sfs_d/r$__sfs_id.cmd\"\n"
 	"  } 0</dev/null 1>\"$__sfs_d/r$__sfs_id.o\" "
-	"2>\"$__sfs_d/r$__sfs_id.e\" 200<&- 201>&-\n"
-	"  __sfs_report R $? >&201\n"
-	"  builtin export -p >\"$__sfs_d/env\"\n"
-	"  __sfs_report E 0 >&201\n"
+	"2>\"$__sfs_d/r$__sfs_id.e\"\n"
+	"  builtin printf 'R%s\\0%s\\0\\0' $? \"$PWD\"\n"
+	"  builtin printf 'E0\\0%s\\0' \"$PWD\"\n"
+	"  builtin export -p\n"
+	"  builtin printf '\\0'\n"
 	"done\n";
 
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
@@ -103,20 +106,17 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(cg) < 0 || null < 0)
 		_exit(126);
-	/* Move both ends above 201 first: dup2 onto the same number would
-	 * keep close-on-exec, and one may sit on 200 or 201 already. */
-	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	if (ctl_r < 0 || res_w < 0 || dup2(ctl_r, SHELL_CTL_FD) < 0 ||
-	    dup2(res_w, SHELL_RES_FD) < 0)
+	/* Move all three above 2 first: one may sit on 0, 1 or 2 already,
+	 * and dup2 onto the same number would keep close-on-exec. */
+	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, 3);
+	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, 3);
+	null = fcntl(null, F_DUPFD_CLOEXEC, 3);
+	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
+	    dup2(res_w, 1) < 0 || dup2(null, 2) < 0)
 		_exit(126);
-	dup2(null, 0);
-	dup2(null, 1);
-	dup2(null, 2);
 	/* Nothing else of the daemon's (or of whatever started it) may
 	 * reach the shell and its commands. */
-	close_range(3, SHELL_CTL_FD - 1, 0);
-	close_range(SHELL_RES_FD + 1, ~0U, 0);
+	close_range(3, ~0U, 0);
 	for (char **a = conf.shell_args; a && *a && n < 58; a++)
 		argv[n++] = *a;
 	argv[n++] = "-c";

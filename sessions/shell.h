@@ -1,18 +1,18 @@
 /*
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
- * The daemon sends "ID FLAG\n" on the shell's fd 200; the shell sources
- * r<ID>.cmd (after applying r<ID>.pre when FLAG is 'p') with stdin from
- * /dev/null and stdout/stderr into the fifos r<ID>.o and r<ID>.e, then
- * reports on fd 201 a frame "R<status>\0<PWD>\0\0" (so the run ends at
- * once), writes `export -p` to the file "env" and sends "E0\0\0\0" (the
- * variables are ready). `export -p` is a third of a run's cost in the
- * shell, so it is kept off the run's critical path. The report never
+ * The shell reads "ID FLAG\n" lines on its stdin (a pipe from the
+ * daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre when
+ * FLAG is 'p') with stdin from /dev/null and stdout/stderr into the fifos
+ * r<ID>.o and r<ID>.e. Then it writes on its stdout (the result pipe) a
+ * frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
+ * "E0\0<PWD>\0<export -p>\0" with its exported variables: `export -p`
+ * is the largest part of a run's cost in the shell, so the run does not
+ * wait for it (only the next run and env/ requests do). The report never
  * passes through the command's output, so output cannot fake it. When
- * the shell exits, its EXIT trap leaves "env" and the frame kind 'X' in
- * the file "state" so the next shell starts where it left off. The
- * frame's third field is kept for variables sent inline; the shell leaves
- * it empty.
+ * the shell exits, its EXIT trap leaves `export -p` in the file "env" and
+ * the frame "X0\0<PWD>\0\0" in the file "state", so the next shell
+ * starts where it left off.
  */
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
@@ -23,14 +23,12 @@
 #include "contain.h"
 #include "envmap.h"
 
-#define SHELL_CTL_FD 200
-#define SHELL_RES_FD 201
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
 struct shell_frame {
-	char kind; /* 'R' after a run, 'E' when "env" is written, 'X' from
-		    * the EXIT trap */
+	char kind; /* 'R' after a run, 'E' with the variables, 'X' from the
+		    * EXIT trap (variables in the file "env") */
 	int status;
 	const char *pwd; /* points into the parsed buffer */
 	const char *env;

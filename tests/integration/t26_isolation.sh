@@ -28,28 +28,26 @@ assert_eq "" "$extra" "a run's child inherits only fds 0, 1 and 2"
 pipes=$(awk '$1 > 2 && $2 ~ /^(pipe|socket):/' <<<"$fds" | tr '\n' ',')
 assert_eq "" "$pipes" "a run's child inherits no pipe or socket beyond 0-2"
 
-# 2. the shell's own descriptors 200 and 201 (the protocol) are not open
-# in a process the run starts
+# 2. the shell's own protocol pipes (its stdin and stdout while it waits
+# for a command) are not open in a process the run starts
 shpid=$(timeout 5 sed -n 's/^pid //p' "$S/status")
-if [ -n "$shpid" ] && [ -e "/proc/$shpid/fd/200" ]; then
-	p200=$(readlink "/proc/$shpid/fd/200")
-	p201=$(readlink "/proc/$shpid/fd/201")
-	note "the shell $shpid has 200 -> $p200, 201 -> $p201"
-	hits=$(awk -v a="$p200" -v b="$p201" '$2 == a || $2 == b' <<<"$fds" | tr '\n' ',')
-	assert_eq "" "$hits" "a run's child has no descriptor on the shell's protocol pipes"
+pctl= pres=
+if [ -n "$shpid" ]; then
+	pctl=$(readlink "/proc/$shpid/fd/0" 2>/dev/null)
+	pres=$(readlink "/proc/$shpid/fd/1" 2>/dev/null)
 fi
+assert_true "the idle shell's stdin is the control pipe" "fd 0 -> ${pctl:-none}" \
+	test "${pctl#pipe:}" != "$pctl"
+assert_true "the idle shell's stdout is the result pipe" "fd 1 -> ${pres:-none}" \
+	test "${pres#pipe:}" != "$pres"
+note "the shell ${shpid:-?} has 0 -> $pctl, 1 -> $pres"
+hits=$(awk -v a="$pctl" -v b="$pres" '$2 == a || $2 == b' <<<"$fds" | tr '\n' ',')
+assert_eq "" "$hits" "a run's child has no descriptor on the shell's protocol pipes"
 
 # 3. a child that writes a report-shaped record into every descriptor it
-# has on the shell's result pipe (fd 201 of the shell; only that pipe, so
-# that nothing else is written to) cannot end the run early or set its
-# status
-p201=
-[ -n "$shpid" ] && p201=$(readlink "/proc/$shpid/fd/201" 2>/dev/null)
-if [ -z "$p201" ]; then
-	fail "fake report: find the shell's result pipe" "no /proc/${shpid:-?}/fd/201"
-	p201=none
-fi
-fake='bash -c '\''for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && [ "$(readlink "$f")" = "$1" ] && printf "R0\0/\0\0" >&"$n"; done 2>/dev/null'\'' _ '"'$p201'"'
+# has on the shell's result pipe (only that pipe, so that nothing else is
+# written to) cannot end the run early or set its status
+fake='bash -c '\''for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -gt 2 ] && [ "$(readlink "$f")" = "$1" ] && printf "R0\0/\0\0" >&"$n"; done 2>/dev/null'\'' _ '"'${pres:-none}'"'
 sleep 1; echo real-end; exit 9'
 t0=$(now_ms)
 sfs_run "$S" "$fake" 15
