@@ -21,6 +21,7 @@ struct conf {
 	uint64_t max_output_bytes;  /* per stream of a run; 0: no limit */
 	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
 	uint64_t history;	    /* numbered runs kept per session */
+	uint64_t shell_spin_us;	    /* a shell polls this long after a run */
 	bool default_session;
 	int log_level; /* syslog level */
 	char **env;    /* "NAME=value" every session starts with */

@@ -35,6 +35,7 @@ static const struct setting {
 	{ "max_command_bytes", K_UINT, 1, 1ULL << 30, AT(max_command_bytes) },
 	{ "max_output_bytes", K_UINT, 0, ~0ULL, AT(max_output_bytes) },
 	{ "history", K_UINT, 1, 100000, AT(history) },
+	{ "shell_spin_us", K_UINT, 0, 1000000, AT(shell_spin_us) },
 	{ "default_session", K_BOOL, 0, 0, AT(default_session) },
 	{ "env", K_GROUP, 0, 0, 0 },
 	{ "log_level", K_LEVEL, 0, 0, AT(log_level) },

@@ -270,6 +270,7 @@ static bool hold(const struct node *n, struct held how, const char *name,
 	if (fi)
 		h->fi = *fi;
 	list_add_tail(&n->s->env_waiters, &h->link);
+	sess_hurry_env(n->s);
 	return true;
 }
 

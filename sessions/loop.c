@@ -12,6 +12,7 @@ static int64_t loop_now_us(void);
 static int epfd = -1;
 static bool stopping;
 static void (*idle_fn)(void);
+static void (*quiet_fn)(void);
 /* The batch being dispatched, so that loop_del can drop pending events of
  * a watch that is going away (its memory may be freed right after). */
 #define LOOP_SPIN_US 1000
@@ -56,6 +57,11 @@ void loop_set_idle(void (*fn)(void))
 	idle_fn = fn;
 }
 
+void loop_set_quiet(void (*fn)(void))
+{
+	quiet_fn = fn;
+}
+
 void loop_stop(void)
 {
 	stopping = true;
@@ -69,11 +75,16 @@ int loop_run(void)
 		/* Poll without sleeping for a short while after work: on VMs
 		 * a wakeup from epoll_wait costs hundreds of microseconds,
 		 * and a command round trip is a chain of such wakeups. */
-		int n = epoll_wait(epfd, batch, 64,
-				   loop_now_us() < busy_until ? 0 : -1);
+		bool spin = loop_now_us() < busy_until;
+		int n;
 
+		if (!spin && quiet_fn)
+			quiet_fn(); /* before sleeping */
+		n = epoll_wait(epfd, batch, 64, spin ? 0 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		if (n == 0 && quiet_fn)
+			quiet_fn();
 		batch_len = n;
 		for (batch_pos = 0; batch_pos < n; batch_pos++) {
 			struct loop_watch *w = batch[batch_pos].data.ptr;

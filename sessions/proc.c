@@ -315,7 +315,7 @@ int64_t proc_next_deadline(const struct sess *s)
 /* Unlinks p's files, frees its cgroup and drops it. */
 static void drop_proc(struct sess *s, struct run *p)
 {
-	run_unlink_files(p, s->dirfd, ~0u);
+	run_forget_files(p, ~0u, sess_trash, s);
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);

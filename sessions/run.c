@@ -22,7 +22,8 @@ void run_file(const struct run *r, const char *suffix, char *buf, size_t len)
 	snprintf(buf, len, "r%llu.%s", (unsigned long long)r->id, suffix);
 }
 
-void run_unlink_files(struct run *r, int dirfd, unsigned which)
+void run_forget_files(struct run *r, unsigned which,
+		      void (*fn)(void *arg, const char *name), void *arg)
 {
 	static const struct {
 		unsigned flag;
@@ -38,7 +39,7 @@ void run_unlink_files(struct run *r, int dirfd, unsigned which)
 		if (!(r->files & which & files[i].flag))
 			continue;
 		run_file(r, files[i].sfx, name, sizeof(name));
-		unlinkat(dirfd, name, 0);
+		fn(arg, name);
 	}
 	r->files &= ~which;
 }

@@ -52,6 +52,7 @@ struct run {
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */
 	struct loop_watch pipe_o, pipe_e; /* output fifos while running */
+	unsigned fifo_gen;		  /* names them: f<gen>.o, f<gen>.e */
 	struct list link;    /* session's run (or procs) list, oldest first */
 	struct list qlink;   /* session's queue while queued */
 	struct list waiters; /* parked filesystem requests */
@@ -90,8 +91,10 @@ uint64_t run_duration_ms(const struct run *r);
 void run_finish(struct run *r, int exit_code, int sig, enum run_end end);
 /* Name of r's spool file with that suffix ("cmd", "out", ...). */
 void run_file(const struct run *r, const char *suffix, char *buf, size_t len);
-/* Unlinks the files of r in dirfd that its files flags name. */
-void run_unlink_files(struct run *r, int dirfd, unsigned which);
+/* Passes fn the name of each file of r that which (RUN_F_*) selects and
+ * r has made, then forgets them. */
+void run_forget_files(struct run *r, unsigned which,
+		      void (*fn)(void *arg, const char *name), void *arg);
 
 /* Reports, as malloc'd text; *len gets the length. NULL on ENOMEM. */
 char *run_format_exit(const struct run *r, size_t *len);

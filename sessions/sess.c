@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,10 @@ static struct envmap base_env; /* what a new session starts with */
 static struct envmap root_env; /* what root env/ lists */
 static struct loop_watch timer_w, chld_w;
 static int64_t timer_armed; /* the deadline timer_w is set to, 0: none */
+/* Shells may be lowered to SCHED_IDLE between runs (raising them back
+ * needs CAP_SYS_NICE), and then poll for the next command. */
+static bool can_idle;
+#define SPIN_POLL_US 4 /* about one `read -t 0` of bash */
 static bool shutting_down;
 static void (*shutdown_cb)(void *);
 static void *shutdown_arg;
@@ -47,6 +52,7 @@ static void kick(struct sess *s);
 static void rearm_timer(void);
 static void env_settled(struct sess *s);
 static void check_killall(void);
+static void sess_quiet(void);
 
 /* Writers of `killall` to the root ctl, answered when nothing runs. */
 struct killall_wait {
@@ -146,6 +152,8 @@ int sess_init(void)
 	}
 	if (contain_setup())
 		contain_watchdog();
+	can_idle = conf.shell_spin_us && geteuid() == 0;
+	loop_set_quiet(sess_quiet);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	envmap_init(&base_env, OBJ_NONE, NULL);
 	envmap_init(&root_env, OBJ_ROOTENV, NULL);
@@ -276,7 +284,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	s->id = objs_add(OBJ_SESS, s);
 	s->uid = uid;
 	s->gid = gid;
-	s->ctl_fd = s->res.fd = -1;
+	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
 	s->created_wall = loop_wall_ms();
 	list_init(&s->queue);
 	list_init(&s->runs);
@@ -340,7 +348,8 @@ struct run *sess_run_by_name(struct sess *s, const char *name)
 /* Unlinks the files of r and drops it from the session. */
 static void drop_run(struct sess *s, struct run *r)
 {
-	run_unlink_files(r, s->dirfd, ~0u); /* its fifos went at its end */
+	run_forget_files(r, ~0u, sess_trash,
+			 s); /* (its fifos went at its end) */
 	/* readers parked on a run that never ran get their answer */
 	run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 	list_del(&r->link);
@@ -524,12 +533,44 @@ static void apply_env(struct sess *s, const struct shell_frame *f)
 		sess_env_ready_hook(s);
 }
 
+/* Lowers s's shell to SCHED_IDLE (idle) or raises it back. A shell that
+ * has reported its run only reports its variables, then polls for the
+ * next command: as SCHED_IDLE it gives its CPU up at once to a task woken
+ * there (the client of the run, say), and takes only idle time. It is
+ * raised before anything waits for it. */
+static void shell_sched(struct sess *s, bool idle)
+{
+	struct sched_param sp = { 0 };
+
+	if (!s->pid || s->shell_idle == idle || (idle && !can_idle))
+		return;
+	if (sched_setscheduler(s->pid, idle ? SCHED_IDLE : SCHED_OTHER, &sp) ==
+		    0 ||
+	    errno == ESRCH) {
+		s->shell_idle = idle;
+		return;
+	}
+	/* Not allowed here (no CAP_SYS_NICE): shells stop polling. */
+	log_msg(idle ? LOG_NOTICE : LOG_ERR,
+		"session %s: cannot make the shell %s: %m; shells will "
+		"sleep between runs",
+		s->name, idle ? "SCHED_IDLE" : "SCHED_OTHER again");
+	can_idle = false;
+}
+
+void sess_hurry_env(struct sess *s)
+{
+	if (s->env_pending)
+		shell_sched(s, false);
+}
+
 /* Lets go of the idle shell: the next run starts a new one from the
  * cwd and variables of the last report. */
 static void retire_shell(struct sess *s)
 {
 	if (!s->pid)
 		return;
+	shell_sched(s, false); /* an idle-class shell may wait long to die */
 	kill(s->pid, SIGKILL);
 	if (s->ctl_fd >= 0)
 		close(s->ctl_fd);
@@ -545,19 +586,101 @@ static void retire_shell(struct sess *s)
 	env_settled(s);
 }
 
-/* Ends the active run with this status. */
+/* The sessions with chores, done one per quiet moment of the loop. */
+static struct list chores = LIST_INIT(chores);
+
+static void add_chores(struct sess *s)
+{
+	if (s->has_chores)
+		return;
+	s->has_chores = true;
+	list_add_tail(&chores, &s->chores_link);
+}
+
+void sess_trash(void *arg, const char *name)
+{
+	struct sess *s = arg;
+
+	sb_add(&s->trash, name, strlen(name) + 1);
+	add_chores(s);
+}
+
+/* The fifo f<gen>.<which>. */
+static void fifo_name(char *buf, size_t len, unsigned gen, char which)
+{
+	snprintf(buf, len, "f%u.%c", gen, which);
+}
+
+/* Makes the fifo f<gen>.<which> and opens its read end. Returns the fd
+ * or -errno. */
+static int make_fifo(struct sess *s, unsigned gen, char which)
+{
+	char name[32];
+	int fd;
+
+	fifo_name(name, sizeof(name), gen, which);
+	if (mkfifoat(s->dirfd, name, 0600) < 0)
+		return -errno;
+	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		unlinkat(s->dirfd, name, 0);
+	}
+	return fd;
+}
+
+/* Makes the fifos of the next run unless they are there. A run's start
+ * is on the path of the close of cmd, so they are normally made ahead,
+ * in a quiet moment after the run before. */
+static int make_fifos(struct sess *s)
+{
+	char name[32];
+	int o, e;
+
+	if (s->fifo.o >= 0)
+		return 0;
+	s->fifo.gen++;
+	o = make_fifo(s, s->fifo.gen, 'o');
+	e = o < 0 ? o : make_fifo(s, s->fifo.gen, 'e');
+	if (e < 0) {
+		if (o >= 0) {
+			close(o);
+			fifo_name(name, sizeof(name), s->fifo.gen, 'o');
+			unlinkat(s->dirfd, name, 0);
+		}
+		return e;
+	}
+	s->fifo.o = o;
+	s->fifo.e = e;
+	return 0;
+}
+
+/* loop quiet hook: the files of ended runs go, the next fifos come. */
+static void sess_quiet(void)
+{
+	struct sess *s;
+
+	if (list_empty(&chores))
+		return;
+	s = list_entry(chores.next, struct sess, chores_link);
+	list_del(&s->chores_link);
+	s->has_chores = false;
+	for (size_t at = 0; at < s->trash.len;
+	     at += strlen(s->trash.p + at) + 1)
+		unlinkat(s->dirfd, s->trash.p + at, 0);
+	s->trash.len = 0;
+	if (s->pid && !s->dying)
+		make_fifos(s);
+}
+
+/* Ends the active run with this status. Its waiters are answered before
+ * the cleaning up, which is off the path of the close of cmd. */
 static void finish_active(struct sess *s, int code, int sig)
 {
 	struct run *r = s->active;
-	char name[64];
 
 	output_close(r, &r->pipe_o);
 	output_close(r, &r->pipe_e);
-	run_file(r, "o", name, sizeof(name));
-	unlinkat(s->dirfd, name, 0);
-	run_file(r, "e", name, sizeof(name));
-	unlinkat(s->dirfd, name, 0);
-	run_unlink_files(r, s->dirfd, RUN_F_PRE);
 	if (r->end == END_TIMEDOUT)
 		code = 124;
 	else if (r->end == END_KILLED)
@@ -570,6 +693,15 @@ static void finish_active(struct sess *s, int code, int sig)
 	}
 	run_finish(r, code, r->end == END_KILLED ? r->sig : sig,
 		   r->end == END_NONE ? END_EXITED : r->end);
+	if (r->fifo_gen) {
+		char name[32];
+
+		fifo_name(name, sizeof(name), r->fifo_gen, 'o');
+		sess_trash(s, name);
+		fifo_name(name, sizeof(name), r->fifo_gen, 'e');
+		sess_trash(s, name);
+	}
+	run_forget_files(r, RUN_F_PRE, sess_trash, s);
 	trim_history(s);
 	check_killall();
 	rearm_timer();
@@ -592,6 +724,8 @@ static void handle_frames(struct sess *s)
 			apply_env(s, &f);
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
+		if (kind == 'R')
+			shell_sched(s, true); /* before its client wakes */
 		if (kind == 'R' && s->active) {
 			s->env_pending = true;
 			finish_active(s, status, 0);
@@ -644,6 +778,7 @@ static int start_shell(struct sess *s)
 	if (pid < 0)
 		return (int)pid;
 	s->pid = pid;
+	s->shell_idle = false;
 	s->cg.leader = s->cg.sid = pid; /* the shell calls setsid() */
 	s->res.fn = on_results;
 	s->res.arg = s;
@@ -654,18 +789,21 @@ static int start_shell(struct sess *s)
 	return loop_add(&s->res, EPOLLIN);
 }
 
-/* Makes the fifo r<id>.<sfx> and watches its read end. */
-static int open_fifo(struct sess *s, struct run *r, const char *sfx,
-		     struct loop_watch *w)
+/* Gives r the fifos made for the next run. */
+static int take_fifos(struct sess *s, struct run *r)
 {
-	char name[64];
-	int fd;
+	int rc = make_fifos(s);
 
-	run_file(r, sfx, name, sizeof(name));
-	if (mkfifoat(s->dirfd, name, 0600) < 0)
-		return -errno;
-	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	return fd < 0 ? -errno : output_watch(r, w, fd);
+	if (rc < 0)
+		return rc;
+	r->fifo_gen = s->fifo.gen;
+	rc = output_watch(r, &r->pipe_o, s->fifo.o);
+	if (rc == 0)
+		rc = output_watch(r, &r->pipe_e, s->fifo.e);
+	else
+		close(s->fifo.e);
+	s->fifo.o = s->fifo.e = -1;
+	return rc;
 }
 
 /* Hands r to the shell: spools, fifos, prelude, then the line. */
@@ -678,9 +816,7 @@ static int start_run(struct sess *s, struct run *r)
 	if (!s->pid)
 		rc = start_shell(s);
 	if (rc == 0)
-		rc = open_fifo(s, r, "o", &r->pipe_o);
-	if (rc == 0)
-		rc = open_fifo(s, r, "e", &r->pipe_e);
+		rc = take_fifos(s, r);
 	run_file(r, "pre", name, sizeof(name));
 	if (rc == 0 && pre) {
 		r->files |= RUN_F_PRE;
@@ -700,8 +836,13 @@ static int start_run(struct sess *s, struct run *r)
 			      r->started_mono + (int64_t)r->eff_timeout_ms :
 			      0;
 	if (rc == 0) {
-		snprintf(line, sizeof(line), "%llu %c\n",
-			 (unsigned long long)r->id, pre ? 'p' : '-');
+		shell_sched(s, false);
+		snprintf(line, sizeof(line), "%llu %u %c %llu\n",
+			 (unsigned long long)r->id, r->fifo_gen,
+			 pre ? 'p' : '-',
+			 can_idle ? (unsigned long long)conf.shell_spin_us /
+					    SPIN_POLL_US :
+				    0ULL);
 		if (write(s->ctl_fd, line, strlen(line)) < 0)
 			rc = -errno;
 	}
@@ -717,6 +858,8 @@ static int start_run(struct sess *s, struct run *r)
 
 static void kick(struct sess *s)
 {
+	if (!list_empty(&s->queue))
+		sess_hurry_env(s); /* the next run waits for the variables */
 	while (!s->active && !s->dying && !s->env_pending &&
 	       !list_empty(&s->queue)) {
 		struct run *r = list_entry(s->queue.next, struct run, qlink);
@@ -1017,6 +1160,10 @@ static void finalize(struct sess *s)
 	if (!list_empty(&s->env_waiters) && sess_env_ready_hook)
 		sess_env_ready_hook(s);
 	proc_free_all(s);
+	if (s->fifo.o >= 0) {
+		close(s->fifo.o);
+		close(s->fifo.e);
+	}
 	close(s->dirfd);
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
 	rm_tree(rt_fd, dname);
@@ -1030,6 +1177,9 @@ static void finalize(struct sess *s)
 	for (unsigned i = 0; i < s->err_n; i++)
 		free(s->errors[(s->err_first + i) % SESS_ERRORS_KEPT]);
 	free(s->rbuf.p);
+	if (s->has_chores)
+		list_del(&s->chores_link);
+	free(s->trash.p);
 	log_msg(LOG_INFO, "session %s: deleted", s->name);
 	free(s->cwd);
 	free(s);
@@ -1076,8 +1226,10 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
 		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
 			       0);
-	if (s->pid)
+	if (s->pid) {
+		shell_sched(s, false);
 		kill(s->pid, SIGTERM);
+	}
 	s->kill_deadline = loop_now_ms() + (int64_t)conf.kill_grace_ms;
 	if (!try_finalize(s))
 		rearm_timer();

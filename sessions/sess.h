@@ -34,8 +34,20 @@ struct sess {
 	gid_t gid;
 	int64_t created_wall;
 
-	pid_t pid; /* the shell, 0 when none */
+	pid_t pid;	 /* the shell, 0 when none */
+	bool shell_idle; /* it is SCHED_IDLE: it has no command to run */
 	int ctl_fd;
+	/* The read ends of the fifos f<gen>.o and f<gen>.e for the next run,
+	 * made while the shell is busy with the last one (-1: not made). */
+	struct {
+		unsigned gen;
+		int o, e;
+	} fifo;
+	/* Chores left for a quiet moment (sess_quiet): names to unlink,
+	 * NUL-terminated one after another, and the next fifos. */
+	struct strbuf trash;
+	bool has_chores;
+	struct list chores_link;
 	struct loop_watch res;
 	struct strbuf rbuf;
 
@@ -139,6 +151,14 @@ void sess_rearm_timer(void);
 const struct envmap *sess_root_env(void);
 int sess_root_setenv(const char *name, const char *val, size_t len);
 int sess_root_unsetenv(const char *name);
+
+/* Unlinks the file name of s's spool directory soon, when no request
+ * waits (s is a struct sess *; the signature suits run_forget_files). */
+void sess_trash(void *s, const char *name);
+
+/* Someone waits for s's variables: the shell must not linger as
+ * SCHED_IDLE while it reports them. */
+void sess_hurry_env(struct sess *s);
 
 /* Called when a session's variables are known again (set by fs/). */
 extern void (*sess_env_ready_hook)(struct sess *s);

@@ -48,16 +48,18 @@ static const char boot[] =
 	"}\n"
 	"trap 'builtin export -p >\"$__sfs_d/env\"; "
 	"builtin printf \"X0\\0%s\\0\\0\" \"$PWD\" >\"$__sfs_d/state\"' EXIT\n"
-	"while IFS=' ' builtin read -r __sfs_id __sfs_f; do\n"
+	"while IFS=' ' builtin read -r __sfs_id __sfs_g __sfs_f __sfs_s; do\n"
 	"  {\n"
 	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
 	"    builtin . \"$__sfs_d/r$__sfs_id.cmd\"\n"
-	"  } 0</dev/null 1>\"$__sfs_d/r$__sfs_id.o\" "
-	"2>\"$__sfs_d/r$__sfs_id.e\"\n"
+	"  } 0</dev/null 1>\"$__sfs_d/f$__sfs_g.o\" "
+	"2>\"$__sfs_d/f$__sfs_g.e\"\n"
 	"  builtin printf 'R%s\\0%s\\0\\0' $? \"$PWD\"\n"
 	"  builtin printf 'E0\\0%s\\0' \"$PWD\"\n"
 	"  builtin export -p\n"
 	"  builtin printf '\\0'\n"
+	"  __sfs_i=0\n"
+	"  while ((__sfs_i++ < __sfs_s)) && ! builtin read -t 0; do :; done\n"
 	"done\n";
 
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)

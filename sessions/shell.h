@@ -1,10 +1,10 @@
 /*
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
- * The shell reads "ID FLAG\n" lines on its stdin (a pipe from the
+ * The shell reads "ID GEN FLAG\n" lines on its stdin (a pipe from the
  * daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre when
  * FLAG is 'p') with stdin from /dev/null and stdout/stderr into the fifos
- * r<ID>.o and r<ID>.e. Then it writes on its stdout (the result pipe) a
+ * f<GEN>.o and f<GEN>.e. Then it writes on its stdout (the result pipe) a
  * frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
  * "E0\0<PWD>\0<export -p>\0" with its exported variables: `export -p`
  * is the largest part of a run's cost in the shell, so the run does not

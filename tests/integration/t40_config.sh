@@ -9,6 +9,7 @@
 # Limits: max_sessions (the default session counts), max_command_bytes
 # (E2BIG, nothing runs), max_output_bytes (cut, the run goes on, truncated
 # 1), max_procs_per_session, history, default_timeout_ms, kill_grace_ms,
+# shell_spin_us (its effect is t31's),
 # env, default_session, shell, workspace, runtime_dir, log_level; a
 # refusal is one line of the daemon's stderr naming the session.
 # shellcheck disable=SC2016
@@ -241,6 +242,10 @@ mkcfg sessions0 'history = 3;' 'max_sessions = 0;'
 refused "max_sessions = 0" "$CFG:2: " max_sessions -f -c "$CFG"
 mkcfg procs-neg 'max_procs_per_session = -1;'
 refused "max_procs_per_session = -1" "$CFG:1: " max_procs_per_session -f -c "$CFG"
+mkcfg spin-big 'shell_spin_us = 1000001;'
+refused "shell_spin_us = 1000001" "$CFG:1: " shell_spin_us -f -c "$CFG"
+mkcfg spin-neg '# s' 'shell_spin_us = -1;'
+refused "shell_spin_us = -1" "$CFG:2: " shell_spin_us -f -c "$CFG"
 mkcfg cmd0 'max_command_bytes = 0;'
 refused "max_command_bytes = 0" "$CFG:1: " max_command_bytes -f -c "$CFG"
 mkcfg timeout-big 'default_timeout_ms = 31536000001L;'

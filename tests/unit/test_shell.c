@@ -277,8 +277,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The variables of a report: sent inline in the frame, or (as the shell
- * does now) left by it in the file "env" before its 'E' frame. */
+/* The variables of a report: inline in an 'E' frame, or left by the
+ * EXIT trap in the file "env" beside its 'X' frame. */
 static void report_env(struct sh *s, struct report *r,
 		       const struct shell_frame *f)
 {
@@ -286,7 +286,7 @@ static void report_env(struct sh *s, struct report *r,
 	char *file = NULL;
 	const char *text = f->env;
 
-	if (len == 0) {
+	if (f->kind != 'E') {
 		file = unit_slurp_at(s->dfd, "env", &len);
 		ck_assert_msg(file != NULL, "no env file beside the report");
 		text = file;
@@ -297,7 +297,8 @@ static void report_env(struct sh *s, struct report *r,
 }
 
 /* Sends run id (its command already written) and waits for its report.
- * Returns 0 with *r filled, or -1 when the shell closed fd 201 first. */
+ * Returns 0 with *r filled, or -1 when the shell closed its stdout (the
+ * result pipe) first. */
 static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 {
 	int64_t end = now_ms() + timeout_ms;
@@ -340,15 +341,23 @@ static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 	}
 }
 
-static void sh_send(struct sh *s, unsigned id, char flag, const char *cmd)
+/* Sends run id, after which the shell polls spin times for the next. */
+static void sh_send_spin(struct sh *s, unsigned id, char flag, const char *cmd,
+			 unsigned spin)
 {
-	char name[32], line[32];
+	char name[32], line[48];
 	int n;
 
 	snprintf(name, sizeof(name), "r%u.cmd", id);
 	unit_put_at(s->dfd, name, cmd, strlen(cmd));
-	n = snprintf(line, sizeof(line), "%u %c\n", id, flag);
+	/* the run's fifos are named after it here: f<id>.o, f<id>.e */
+	n = snprintf(line, sizeof(line), "%u %u %c %u\n", id, id, flag, spin);
 	ck_assert_int_eq(write(s->ctl, line, (size_t)n), n);
+}
+
+static void sh_send(struct sh *s, unsigned id, char flag, const char *cmd)
+{
+	sh_send_spin(s, id, flag, cmd, 0);
 }
 
 static int sh_run(struct sh *s, unsigned id, const char *cmd, struct report *r)
@@ -363,7 +372,7 @@ static char *sh_out(struct sh *s, unsigned id, const char *sfx, size_t *len)
 	char name[32];
 	char *p;
 
-	snprintf(name, sizeof(name), "r%u.%s", id, sfx);
+	snprintf(name, sizeof(name), "f%u.%s", id, sfx);
 	p = unit_slurp_at(s->dfd, name, len);
 	if (!p) {
 		p = calloc(1, 1);
@@ -379,7 +388,7 @@ static void want_out(struct sh *s, unsigned id, const char *sfx,
 	char *got = sh_out(s, id, sfx, &len);
 
 	ck_assert_msg(len == strlen(want) && memcmp(got, want, len) == 0,
-		      "r%u.%s is '%s', want '%s'", id, sfx, got, want);
+		      "f%u.%s is '%s', want '%s'", id, sfx, got, want);
 	free(got);
 }
 
@@ -571,7 +580,20 @@ START_TEST(bash_stdin_empty)
 }
 END_TEST
 
-/* The command cannot see the protocol's descriptors. */
+/* Whether fd n of process pid is the same file as our fd. */
+static bool same_file(pid_t pid, int n, int fd)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)pid, n);
+	return stat(path, &a) == 0 && fstat(fd, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A command and what it starts see none of the protocol's descriptors:
+ * the idle shell has them on its stdin and stdout, a run has /dev/null
+ * and its fifos there, and a process it starts has nothing else. */
 START_TEST(bash_fds_closed)
 {
 	static struct sh s;
@@ -579,17 +601,17 @@ START_TEST(bash_fds_closed)
 
 	sh_start(&s);
 	ck_assert_int_eq(sh_run(&s, 1,
-				"for f in 200 201; do\n"
-				"  [ -e /proc/$BASHPID/fd/$f ] && echo sh$f\n"
-				"done\n"
-				"ls /proc/self/fd | grep -x -e 200 -e 201\n"
-				"echo x >&201 || echo nowrite\n"
-				"read -u 200 l || echo noread\n",
+				"sleep 5 & p=$!\n"
+				"ls /proc/$p/fd | tr '\\n' ' '\n"
+				"kill $p\n"
+				"readlink /proc/$BASHPID/fd/0\n",
 				&r),
 			 0);
-	want_out(&s, 1, "o", "nowrite\nnoread\n");
+	want_out(&s, 1, "o", "0 1 2 /dev/null\n");
 	free_report(&r);
-	/* and the shell still has them for the next run */
+	/* the idle shell has them, for the next run */
+	ck_assert(same_file(s.pid, 0, s.ctl));
+	ck_assert(same_file(s.pid, 1, s.res));
 	ck_assert_int_eq(sh_run(&s, 2, "echo ok\n", &r), 0);
 	want_out(&s, 2, "o", "ok\n");
 	free_report(&r);
@@ -855,7 +877,53 @@ START_TEST(bash_set_e)
 }
 END_TEST
 
-/* Closing fd 200 ends the shell cleanly. */
+/* The state letter of pid in /proc (R, S, ...). */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256] = "", *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');
+	ck_assert_ptr_nonnull(p);
+	return p[2];
+}
+
+/* After a run the shell polls its stdin for the number of rounds the line
+ * gave: a command sent meanwhile starts at once, and once the rounds are
+ * over the shell sleeps. */
+START_TEST(bash_spin)
+{
+	static struct sh s;
+	struct report r;
+	int64_t t0;
+
+	sh_start(&s);
+	sh_send_spin(&s, 1, 'n', "true\n", 10000000); /* some 40 s */
+	ck_assert_int_eq(sh_wait(&s, &r, 10000), 0);
+	free_report(&r);
+	usleep(50000);
+	ck_assert_int_eq(proc_state(s.pid), 'R'); /* polling */
+	t0 = now_ms();
+	ck_assert_int_eq(sh_run(&s, 2, "echo next\n", &r), 0);
+	ck_assert_int_lt(now_ms() - t0, 2000);
+	want_out(&s, 2, "o", "next\n");
+	free_report(&r);
+	/* that run gave no rounds: the shell sleeps at once */
+	t0 = now_ms();
+	while (proc_state(s.pid) != 'S') {
+		ck_assert_int_lt(now_ms() - t0, 2000);
+		usleep(10000);
+	}
+	sh_stop(&s);
+}
+END_TEST
+
+/* Closing its stdin (the control pipe) ends the shell cleanly. */
 START_TEST(bash_eof_ends)
 {
 	static struct sh s;
@@ -958,6 +1026,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, bash_many_runs);
 	tcase_add_test(tc, bash_stdin_empty);
 	tcase_add_test(tc, bash_fds_closed);
+	tcase_add_test(tc, bash_spin);
 	tcase_add_test(tc, bash_no_fake);
 	tcase_add_test(tc, bash_prelude);
 	tcase_add_test(tc, bash_shadowing);
