@@ -175,6 +175,18 @@ sfs_marker() {
 	sfs_state
 }
 
+# sfs_until SECONDS CMD...: runs CMD every 50 ms until it succeeds (0),
+# or 1 once SECONDS (an integer) have passed
+sfs_until() {
+	local i n=$(($1 * 20))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # sfs_wait_gone PID SECONDS: true once PID has ended (zombie counts as
 # ended); SECONDS 0 checks once
 sfs_wait_gone() {

@@ -28,14 +28,7 @@ wait_gone_fast() {
 }
 
 # wait_running DIR: until DIR/status says state running (3 s)
-wait_running() {
-	local i
-	for ((i = 0; i < 30; i++)); do
-		timeout 5 grep -qx 'state running' "$1/status" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_running() { sfs_until 3 timeout 5 grep -qsx 'state running' "$1/status"; }
 
 # new_session NAME: mkdir it and warm its shell up; prints its path
 new_session() {

@@ -17,25 +17,11 @@ policy() { chrt -p "$1" 2>/dev/null | sed -n 's/.*policy: *//p' | head -n 1; }
 # cpu ticks (utime + stime) of PID
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
-# wait_policy PID WANT: up to 2 s for PID's policy to be WANT
-wait_policy() {
-	local i
-	for ((i = 0; i < 40; i++)); do
-		[ "$(policy "$1")" = "$2" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# is_policy PID WANT: PID's policy is WANT
+is_policy() { [ "$(policy "$1")" = "$2" ]; }
 
-# wait_asleep PID: up to 2 s for PID to be sleeping (state S)
-wait_asleep() {
-	local i
-	for ((i = 0; i < 40; i++)); do
-		[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# is_asleep PID: PID is sleeping (state S)
+is_asleep() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]; }
 
 sfs_mount
 
@@ -48,7 +34,7 @@ assert_true "status names the shell's pid" "pid line: '${shpid:-none}'" \
 
 # 1. after a run, the idle shell is SCHED_IDLE ...
 assert_true "after a run the shell is SCHED_IDLE" "policy: $(policy "$shpid")" \
-	wait_policy "$shpid" SCHED_IDLE
+	sfs_until 2 is_policy "$shpid" SCHED_IDLE
 
 # 2. ... but a run's command and what it starts are SCHED_OTHER
 assert_run_ok "a run reports its own and its child's policy" "$S" \
@@ -67,7 +53,7 @@ fi
 
 # 3. the polling ends by itself: the shell then sleeps and uses no CPU
 assert_true "the idle shell goes to sleep" "state: $(awk '{ print $3 }' "/proc/$shpid/stat" 2>/dev/null)" \
-	wait_asleep "$shpid"
+	sfs_until 2 is_asleep "$shpid"
 t0=$(cpu_ticks "$shpid")
 sleep 1
 t1=$(cpu_ticks "$shpid")
@@ -114,7 +100,7 @@ check "shell_spin_us = 0: mkdir sessions/nospin" sfs_mkdir "$S"
 assert_run_ok "shell_spin_us = 0: a run" "$S" 'true'
 shpid=$(timeout 5 sed -n 's/^pid //p' "$S/status")
 assert_true "shell_spin_us = 0: the idle shell sleeps" "state: $(awk '{ print $3 }' "/proc/${shpid:-none}/stat" 2>/dev/null)" \
-	wait_asleep "${shpid:-none}"
+	sfs_until 2 is_asleep "${shpid:-none}"
 assert_eq SCHED_OTHER "$(policy "${shpid:-none}")" "shell_spin_us = 0: the idle shell stays SCHED_OTHER"
 assert_run_ok "shell_spin_us = 0: another run" "$S" 'echo $((6 * 7))'
 assert_file_eq "$S/stdout" $'42\n' "shell_spin_us = 0: runs work as before"
