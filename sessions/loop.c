@@ -12,7 +12,7 @@ static int64_t loop_now_us(void);
 static int epfd = -1;
 static bool stopping;
 static void (*idle_fn)(void);
-static void (*quiet_fn)(void);
+static bool (*quiet_fn)(void);
 /* The batch being dispatched, so that loop_del can drop pending events of
  * a watch that is going away (its memory may be freed right after). */
 #define LOOP_SPIN_US 1000
@@ -57,7 +57,7 @@ void loop_set_idle(void (*fn)(void))
 	idle_fn = fn;
 }
 
-void loop_set_quiet(void (*fn)(void))
+void loop_set_quiet(bool (*fn)(void))
 {
 	quiet_fn = fn;
 }
@@ -78,8 +78,8 @@ int loop_run(void)
 		bool spin = loop_now_us() < busy_until;
 		int n;
 
-		if (!spin && quiet_fn)
-			quiet_fn(); /* before sleeping */
+		while (!spin && quiet_fn && quiet_fn())
+			; /* all of them before sleeping */
 		n = epoll_wait(epfd, batch, 64, spin ? 0 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;

@@ -5,6 +5,7 @@
 #ifndef SFS_LOOP_H
 #define SFS_LOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct loop_watch {
@@ -23,9 +24,10 @@ int loop_run(void);
 void loop_stop(void);
 /* A function called after each batch of events (deferred work). */
 void loop_set_idle(void (*fn)(void));
-/* A function called when no event is waiting: chores that must not
- * delay a request (it should return at once when it has none). */
-void loop_set_quiet(void (*fn)(void));
+/* A function called when no event is waiting, for chores that must not
+ * delay a request: one piece per call, returning whether more is left
+ * (it is called again before the loop sleeps). */
+void loop_set_quiet(bool (*fn)(void));
 /* Monotonic and wall clocks in milliseconds. */
 int64_t loop_now_ms(void);
 int64_t loop_wall_ms(void);

@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,7 +55,7 @@ static void kick(struct sess *s);
 static void rearm_timer(void);
 static void env_settled(struct sess *s);
 static void check_killall(void);
-static void sess_quiet(void);
+static bool sess_quiet(void);
 
 /* Writers of `killall` to the root ctl, answered when nothing runs. */
 struct killall_wait {
@@ -139,6 +142,30 @@ static void add_base(const char *entry)
 		envmap_set(&base_env, name, eq + 1, strlen(eq + 1));
 }
 
+/* Whether this process has CAP_SYS_NICE, which raising a shell back
+ * from SCHED_IDLE needs (lowering it does not). */
+static bool may_raise(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
+}
+
+/* Every session holds a few descriptors (its directory, the shell's
+ * pipes, the next run's fifos): take the whole hard limit. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int sess_init(void)
 {
 	sigset_t set;
@@ -152,7 +179,8 @@ int sess_init(void)
 	}
 	if (contain_setup())
 		contain_watchdog();
-	can_idle = conf.shell_spin_us && geteuid() == 0;
+	can_idle = conf.shell_spin_us && may_raise();
+	raise_nofile();
 	loop_set_quiet(sess_quiet);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	envmap_init(&base_env, OBJ_NONE, NULL);
@@ -655,13 +683,14 @@ static int make_fifos(struct sess *s)
 	return 0;
 }
 
-/* loop quiet hook: the files of ended runs go, the next fifos come. */
-static void sess_quiet(void)
+/* loop quiet hook: the files of ended runs go, the next fifos come, for
+ * one session. Returns whether others have chores left. */
+static bool sess_quiet(void)
 {
 	struct sess *s;
 
 	if (list_empty(&chores))
-		return;
+		return false;
 	s = list_entry(chores.next, struct sess, chores_link);
 	list_del(&s->chores_link);
 	s->has_chores = false;
@@ -671,6 +700,7 @@ static void sess_quiet(void)
 	s->trash.len = 0;
 	if (s->pid && !s->dying)
 		make_fifos(s);
+	return !list_empty(&chores);
 }
 
 /* Ends the active run with this status. Its waiters are answered before
@@ -724,7 +754,7 @@ static void handle_frames(struct sess *s)
 			apply_env(s, &f);
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
-		if (kind == 'R')
+		if (kind == 'R' && s->active && !s->dying)
 			shell_sched(s, true); /* before its client wakes */
 		if (kind == 'R' && s->active) {
 			s->env_pending = true;
@@ -813,6 +843,9 @@ static int start_run(struct sess *s, struct run *r)
 	bool pre = s->pend_set.n || s->pend_unset.n || s->pend_cwd;
 	int rc = 0;
 
+	shell_sched(s, false);
+	if (s->shell_idle)
+		retire_shell(s); /* it cannot be raised: never run in it */
 	if (!s->pid)
 		rc = start_shell(s);
 	if (rc == 0)
@@ -836,7 +869,6 @@ static int start_run(struct sess *s, struct run *r)
 			      r->started_mono + (int64_t)r->eff_timeout_ms :
 			      0;
 	if (rc == 0) {
-		shell_sched(s, false);
 		snprintf(line, sizeof(line), "%llu %u %c %llu\n",
 			 (unsigned long long)r->id, r->fifo_gen,
 			 pre ? 'p' : '-',

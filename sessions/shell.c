@@ -14,13 +14,16 @@
 #include "shell.h"
 #include "strbuf.h"
 
-/* The shell's main loop. Its stdin is the daemon's control pipe and its
- * stdout the result pipe; a command runs with all three standard
- * descriptors redirected, so neither it nor anything it starts can reach
- * the protocol (bash keeps the originals close-on-exec meanwhile). The
- * reports need no redirection of their own: a run costs the shell three
- * redirections in all. Every word that a user's function or alias could
- * shadow is called through `builtin` or is a keyword.
+/* The shell's main loop. Its stdin is the daemon's control pipe, its
+ * stdout /dev/null and fd 201 the result pipe. A command runs with its
+ * standard descriptors redirected and 201 closed, so nothing it starts
+ * can reach the protocol (bash keeps the originals close-on-exec
+ * meanwhile; the sourced command itself is the user's own shell). Each
+ * report is written by one command with its own redirection: what the
+ * shell prints between commands (a user's trap on DEBUG or CHLD, say)
+ * goes to /dev/null and never into a frame. Every word that a user's
+ * function or alias could shadow is called through `builtin` or is a
+ * keyword.
  *
  * To abandon a command (kill, timeout) the daemon sends SHELL_ABORT_SIG
  * (RTMIN+3) before it signals the command's processes: the trap returns
@@ -53,13 +56,13 @@ static const char boot[] =
 	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
 	"    builtin . \"$__sfs_d/r$__sfs_id.cmd\"\n"
 	"  } 0</dev/null 1>\"$__sfs_d/f$__sfs_g.o\" "
-	"2>\"$__sfs_d/f$__sfs_g.e\"\n"
-	"  builtin printf 'R%s\\0%s\\0\\0' $? \"$PWD\"\n"
-	"  builtin printf 'E0\\0%s\\0' \"$PWD\"\n"
-	"  builtin export -p\n"
-	"  builtin printf '\\0'\n"
+	"2>\"$__sfs_d/f$__sfs_g.e\" 201>&-\n"
+	"  builtin printf 'R%s\\0%s\\0\\0' $? \"$PWD\" >&201\n"
+	"  builtin printf 'E0\\0%s\\0' \"$PWD\" >&201\n"
+	"  builtin export -p >&201\n"
+	"  builtin printf '\\0' >&201\n"
 	"  __sfs_i=0\n"
-	"  while ((__sfs_i++ < __sfs_s)) && ! builtin read -t 0; do :; done\n"
+	"  while ((__sfs_i++ < __sfs_s)); do builtin read -t 0 && break; done\n"
 	"done\n";
 
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
@@ -108,17 +111,19 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(cg) < 0 || null < 0)
 		_exit(126);
-	/* Move all three above 2 first: one may sit on 0, 1 or 2 already,
-	 * and dup2 onto the same number would keep close-on-exec. */
-	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, 3);
-	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, 3);
-	null = fcntl(null, F_DUPFD_CLOEXEC, 3);
+	/* Move all three above 201 first: one may sit on 0-2 or 201
+	 * already, and dup2 onto the same number would keep close-on-exec. */
+	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	null = fcntl(null, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
-	    dup2(res_w, 1) < 0 || dup2(null, 2) < 0)
+	    dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+	    dup2(res_w, SHELL_RES_FD) < 0)
 		_exit(126);
 	/* Nothing else of the daemon's (or of whatever started it) may
 	 * reach the shell and its commands. */
-	close_range(3, ~0U, 0);
+	close_range(3, SHELL_RES_FD - 1, 0);
+	close_range(SHELL_RES_FD + 1, ~0U, 0);
 	for (char **a = conf.shell_args; a && *a && n < 58; a++)
 		argv[n++] = *a;
 	argv[n++] = "-c";

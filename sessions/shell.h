@@ -4,7 +4,7 @@
  * The shell reads "ID GEN FLAG\n" lines on its stdin (a pipe from the
  * daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre when
  * FLAG is 'p') with stdin from /dev/null and stdout/stderr into the fifos
- * f<GEN>.o and f<GEN>.e. Then it writes on its stdout (the result pipe) a
+ * f<GEN>.o and f<GEN>.e. Then it writes on fd 201 (the result pipe) a
  * frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
  * "E0\0<PWD>\0<export -p>\0" with its exported variables: `export -p`
  * is the largest part of a run's cost in the shell, so the run does not
@@ -23,6 +23,7 @@
 #include "contain.h"
 #include "envmap.h"
 
+#define SHELL_RES_FD 201 /* the shell's end of the result pipe */
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 

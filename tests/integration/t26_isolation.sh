@@ -28,19 +28,19 @@ assert_eq "" "$extra" "a run's child inherits only fds 0, 1 and 2"
 pipes=$(awk '$1 > 2 && $2 ~ /^(pipe|socket):/' <<<"$fds" | tr '\n' ',')
 assert_eq "" "$pipes" "a run's child inherits no pipe or socket beyond 0-2"
 
-# 2. the shell's own protocol pipes (its stdin and stdout while it waits
+# 2. the shell's own protocol pipes (its stdin and fd 201 while it waits
 # for a command) are not open in a process the run starts
 shpid=$(timeout 5 sed -n 's/^pid //p' "$S/status")
 pctl= pres=
 if [ -n "$shpid" ]; then
 	pctl=$(readlink "/proc/$shpid/fd/0" 2>/dev/null)
-	pres=$(readlink "/proc/$shpid/fd/1" 2>/dev/null)
+	pres=$(readlink "/proc/$shpid/fd/201" 2>/dev/null)
 fi
 assert_true "the idle shell's stdin is the control pipe" "fd 0 -> ${pctl:-none}" \
 	test "${pctl#pipe:}" != "$pctl"
-assert_true "the idle shell's stdout is the result pipe" "fd 1 -> ${pres:-none}" \
+assert_true "the idle shell's fd 201 is the result pipe" "fd 201 -> ${pres:-none}" \
 	test "${pres#pipe:}" != "$pres"
-note "the shell ${shpid:-?} has 0 -> $pctl, 1 -> $pres"
+note "the shell ${shpid:-?} has 0 -> $pctl, 201 -> $pres"
 hits=$(awk -v a="$pctl" -v b="$pres" '$2 == a || $2 == b' <<<"$fds" | tr '\n' ',')
 assert_eq "" "$hits" "a run's child has no descriptor on the shell's protocol pipes"
 
@@ -72,5 +72,25 @@ assert_file_eq "$S/exit" $'0\n' "fake report: and exits 0"
 assert_run_ok "report-shaped output" "$S" 'printf "R0\0/\0\0"; printf "X0\0/\0\0" >&2; exit 5'
 assert_file_eq "$S/exit" $'5\n' "report-shaped output: exit is 5"
 assert_file_printf "$S/stdout" 'R0\0/\0\0' "report-shaped output: stdout kept byte for byte"
+
+# 5. what the shell itself prints between runs (a user's trap on CHLD or
+# DEBUG, a function named like a builtin) never reaches the protocol: the
+# runs after it keep their status, output and shell
+assert_run_ok "traps: set a CHLD trap that prints, start a short job" "$S" \
+	'trap "echo child-done" CHLD; (sleep 0.3) &'
+pid0=$(timeout 5 sed -n 's/^pid //p' "$S/status")
+assert_run_ok "traps: a run while the job ends" "$S" 'sleep 0.6; echo after; false'
+assert_file_eq "$S/exit" $'1\n' "traps: that run's exit is its own 1"
+assert_file_match "$S/stdout" '^after$' "traps: and its output is there"
+assert_run_ok "traps: set a DEBUG trap that prints, define : and true" "$S" \
+	'trap "echo dbg" DEBUG; :() { builtin printf "R42\0/\0\0"; }; true() { echo R0; }'
+assert_run_ok "traps: a run under them" "$S" 'echo x; (exit 3)'
+assert_file_eq "$S/exit" $'3\n' "traps: its exit is its own 3"
+assert_file_match "$S/stdout" '^x$' "traps: its output is there"
+assert_run_ok "traps: clear the CHLD trap and the functions" "$S" 'trap - CHLD; unset -f : true'
+assert_run_ok "traps: one more run" "$S" 'echo clean'
+assert_file_match "$S/stdout" '^clean$' "traps: the next run's output is there"
+assert_eq "$pid0" "$(timeout 5 sed -n 's/^pid //p' "$S/status")" \
+	"traps: the same shell ran all of them (none garbled the protocol)"
 
 sfs_done

@@ -6,7 +6,8 @@
 # SCHED_OTHER; background jobs stay SCHED_OTHER after their run; the
 # polling stops by itself (the idle shell then sleeps and uses no CPU);
 # env/ answers at once after a run, also when every CPU is busy; with
-# shell_spin_us = 0 the shell never changes class and sleeps at once.
+# shell_spin_us = 0, or a daemon without CAP_SYS_NICE, the shell never
+# changes class and sleeps at once.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -104,5 +105,26 @@ assert_true "shell_spin_us = 0: the idle shell sleeps" "state: $(awk '{ print $3
 assert_eq SCHED_OTHER "$(policy "${shpid:-none}")" "shell_spin_us = 0: the idle shell stays SCHED_OTHER"
 assert_run_ok "shell_spin_us = 0: another run" "$S" 'echo $((6 * 7))'
 assert_file_eq "$S/stdout" $'42\n' "shell_spin_us = 0: runs work as before"
+
+# 7. a daemon without CAP_SYS_NICE (root in a container, say) could lower
+# a shell but not raise it again: it never lowers one
+sfs_umount
+rmdir "$MNT" 2>/dev/null
+unset SESSIONFS_CONFIG
+real_bin=$(readlink -f "$SFS_BIN")
+printf '#!/bin/sh\nexec setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice -- %q "$@"\n' \
+	"$real_bin" >"$SFS_TMP/nonice"
+chmod +x "$SFS_TMP/nonice"
+SFS_BIN=$SFS_TMP/nonice
+sfs_mount
+S=$MNT/sessions/nonice
+check "no CAP_SYS_NICE: mkdir sessions/nonice" sfs_mkdir "$S"
+assert_run_ok "no CAP_SYS_NICE: a run" "$S" 'true'
+assert_run_ok "no CAP_SYS_NICE: a run that reports its policy" "$S" 'chrt -p $$'
+assert_file_match "$S/stdout" 'policy: SCHED_OTHER$' "no CAP_SYS_NICE: the command runs SCHED_OTHER"
+shpid=$(timeout 5 sed -n 's/^pid //p' "$S/status")
+assert_true "no CAP_SYS_NICE: the idle shell sleeps" "state: $(awk '{ print $3 }' "/proc/${shpid:-none}/stat" 2>/dev/null)" \
+	sfs_until 2 is_asleep "${shpid:-none}"
+assert_eq SCHED_OTHER "$(policy "${shpid:-none}")" "no CAP_SYS_NICE: the idle shell stays SCHED_OTHER"
 
 sfs_done

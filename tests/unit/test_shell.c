@@ -297,8 +297,8 @@ static void report_env(struct sh *s, struct report *r,
 }
 
 /* Sends run id (its command already written) and waits for its report.
- * Returns 0 with *r filled, or -1 when the shell closed its stdout (the
- * result pipe) first. */
+ * Returns 0 with *r filled, or -1 when the shell closed the result pipe
+ * first. */
 static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 {
 	int64_t end = now_ms() + timeout_ms;
@@ -592,8 +592,9 @@ static bool same_file(pid_t pid, int n, int fd)
 }
 
 /* A command and what it starts see none of the protocol's descriptors:
- * the idle shell has them on its stdin and stdout, a run has /dev/null
- * and its fifos there, and a process it starts has nothing else. */
+ * the idle shell has them on its stdin and fd 201, a run has /dev/null
+ * and its fifos on 0-2 and 201 closed, and a process it starts has
+ * nothing else. */
 START_TEST(bash_fds_closed)
 {
 	static struct sh s;
@@ -602,6 +603,7 @@ START_TEST(bash_fds_closed)
 	sh_start(&s);
 	ck_assert_int_eq(sh_run(&s, 1,
 				"sleep 5 & p=$!\n"
+				"sleep 0.3\n" /* until it has exec'd */
 				"ls /proc/$p/fd | tr '\\n' ' '\n"
 				"kill $p\n"
 				"readlink /proc/$BASHPID/fd/0\n",
@@ -611,7 +613,7 @@ START_TEST(bash_fds_closed)
 	free_report(&r);
 	/* the idle shell has them, for the next run */
 	ck_assert(same_file(s.pid, 0, s.ctl));
-	ck_assert(same_file(s.pid, 1, s.res));
+	ck_assert(same_file(s.pid, SHELL_RES_FD, s.res));
 	ck_assert_int_eq(sh_run(&s, 2, "echo ok\n", &r), 0);
 	want_out(&s, 2, "o", "ok\n");
 	free_report(&r);
