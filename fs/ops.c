@@ -1269,9 +1269,12 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, r->name);
 }
 
+unsigned fsn_max_read = FSN_MAX_READ;
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	conn->max_read = fsn_max_read;
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)

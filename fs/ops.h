@@ -11,6 +11,11 @@
 extern const struct fuse_lowlevel_ops fsn_ops;
 extern const struct fuse_lowlevel_ops tree_ops;
 
+/* The largest read request (the max_read mount option, which init must
+ * repeat to the kernel); sessionfs's default is FSN_MAX_READ. */
+#define FSN_MAX_READ 524288
+extern unsigned fsn_max_read;
+
 /* Connects the operations to the session layer's hooks. */
 void fsn_ops_init(void);
 

@@ -3,7 +3,9 @@
 # -V/--version exit 0; no mountpoint, an unknown option and -c without a
 # file exit 2 with nothing mounted; -s is accepted; -d traces FUSE; without
 # -f the daemon detaches and logs nothing to stderr; /proc/mounts shows
-# "sessionfs MNT fuse.sessionfs" (a user's -o fsname= wins); the shipped
+# "sessionfs MNT fuse.sessionfs" (a user's -o fsname= wins) with
+# max_read=524288 (a user's -o max_read= wins, and big reads stay whole);
+# the shipped
 # conf/sessionfs.conf loads and documents every setting; `mount -t
 # fuse.sessionfs none MNT -o config=FILE` and an fstab line work, umount
 # ends the daemon, a bad config makes mount fail (these run in a private
@@ -223,10 +225,23 @@ if cfg_mount "-s" -s; then
 	assert_eq "hi" "$(run_out "$MNT/sessions/default" 'echo hi')" "-s: commands run"
 	sfs_check_umount "-s"
 fi
-# a user's -o fsname= wins
+# a user's -o fsname= wins; reads are 512 KiB requests unless -o max_read
+# says otherwise
 if cfg_mount "-o fsname=t41src" -o fsname=t41src; then
 	assert_eq "t41src fuse.sessionfs" "$(mount_line "$MNT")" "-o fsname=t41src: /proc/mounts shows t41src"
+	assert_true "max_read=524288 by default" "$(grep -F " $MNT " /proc/self/mounts)" \
+		bash -c 'grep -F " $1 " /proc/self/mounts | grep -qw max_read=524288' _ "$MNT"
 	sfs_check_umount "-o fsname=t41src"
+fi
+if cfg_mount "-o max_read=131072" -o max_read=131072; then
+	assert_true "-o max_read=131072: in /proc/mounts" "$(grep -F " $MNT " /proc/self/mounts)" \
+		bash -c 'grep -F " $1 " /proc/self/mounts | grep -qw max_read=131072' _ "$MNT"
+	D=$MNT/sessions/default
+	sfs_run "$D" 'head -c 3000000 /dev/zero | tr "\\0" x'
+	assert_eq "3000000 $(head -c 3000000 /dev/zero | tr '\0' x | cksum | cut -d' ' -f1)" \
+		"$(timeout 10 dd if="$D/stdout" bs=1M 2>/dev/null | cksum | awk '{ print $2, $1 }')" \
+		"-o max_read=131072: 1 MiB reads of 3 MB of output are whole"
+	sfs_check_umount "-o max_read=131072"
 fi
 # -d: foreground with FUSE tracing
 MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || exit 1
