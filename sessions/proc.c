@@ -22,15 +22,7 @@
 
 struct run *sess_proc_by_name(struct sess *s, const char *name)
 {
-	struct list *l, *n;
-
-	list_for_each_safe (l, n, &s->procs) {
-		struct run *p = list_entry(l, struct run, link);
-
-		if (strcmp(p->name, name) == 0)
-			return p;
-	}
-	return NULL;
+	return run_find(&s->procs, name);
 }
 
 int sess_new_proc(struct sess *s, const char *name, struct run **out)

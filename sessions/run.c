@@ -44,6 +44,17 @@ void run_forget_files(struct run *r, unsigned which,
 	r->files &= ~which;
 }
 
+struct run *run_find(struct list *head, const char *name)
+{
+	for (struct list *l = head->next; l != head; l = l->next) {
+		struct run *r = list_entry(l, struct run, link);
+
+		if (strcmp(r->name, name) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 struct run *run_new_empty(void)
 {
 	struct run *r = calloc(1, sizeof(*r));

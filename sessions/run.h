@@ -80,6 +80,8 @@ extern void (*run_changed_hook)(struct run *r);
 struct run *run_new(int dirfd, const char *text, size_t len, int *err);
 /* A new run with no command yet (a named run made by mkdir). */
 struct run *run_new_empty(void);
+/* The run named name in a list of runs linked by their link, or NULL. */
+struct run *run_find(struct list *head, const char *name);
 /* Writes the command of an empty run. Returns 0 or -errno. */
 int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len);
 void run_ref(struct run *r);

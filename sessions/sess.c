@@ -362,22 +362,14 @@ struct run *sess_latest(struct sess *s)
 
 struct run *sess_run_by_name(struct sess *s, const char *name)
 {
-	struct list *p, *n;
-
-	list_for_each_safe (p, n, &s->runs) {
-		struct run *r = list_entry(p, struct run, link);
-
-		if (strcmp(r->name, name) == 0)
-			return r;
-	}
-	return NULL;
+	return run_find(&s->runs, name);
 }
 
 /* Unlinks the files of r and drops it from the session. */
 static void drop_run(struct sess *s, struct run *r)
 {
-	run_forget_files(r, ~0u, sess_trash,
-			 s); /* (its fifos went at its end) */
+	/* (its fifos went at its end) */
+	run_forget_files(r, ~0u, sess_trash, s);
 	/* readers parked on a run that never ran get their answer */
 	run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 	list_del(&r->link);
@@ -754,9 +746,10 @@ static void handle_frames(struct sess *s)
 			apply_env(s, &f);
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
-		if (kind == 'R' && s->active && !s->dying)
-			shell_sched(s, true); /* before its client wakes */
 		if (kind == 'R' && s->active) {
+			if (!s->dying)
+				shell_sched(s,
+					    true); /* before its client wakes */
 			s->env_pending = true;
 			finish_active(s, status, 0);
 		}
