@@ -33,44 +33,31 @@ mnt=$tmp/mnt
 mkdir "$mnt"
 pid=
 
-# mounted: $mnt is in /proc/self/mounts (also a dead FUSE mount)
-mounted() {
-	local _dev mp _rest
-	while read -r _dev mp _rest; do
-		[ "$mp" = "$mnt" ] && return 0
-	done </proc/self/mounts
-	return 1
-}
-
-# alive PID: PID exists and is not a zombie
-alive() {
-	local s
-	{ s=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
-	s=${s##*) }
-	[ "${s%% *}" != Z ]
-}
+# sfs_alive, sfs_mounted
+# shellcheck source=common.sh
+. "$top/tests/common.sh"
 
 cleanup() {
 	local rc=$? i
 	trap - EXIT
 	trap '' INT TERM HUP
-	if mounted; then
+	if sfs_mounted "$mnt"; then
 		timeout 10 fusermount3 -u "$mnt" 2>/dev/null ||
 			timeout 10 fusermount3 -u -z "$mnt" 2>/dev/null ||
 			timeout 10 umount -l "$mnt" 2>/dev/null
 	fi
 	if [ -n "$pid" ]; then
 		for ((i = 0; i < 50; i++)); do
-			alive "$pid" || break
+			sfs_alive "$pid" || break
 			sleep 0.1
 		done
-		if alive "$pid"; then
+		if sfs_alive "$pid"; then
 			echo "# the daemon (pid $pid) did not exit after unmount; killing it"
 			kill -KILL "$pid" 2>/dev/null
 		fi
 		wait "$pid" 2>/dev/null
 	fi
-	if mounted; then
+	if sfs_mounted "$mnt"; then
 		echo "# WARNING: $mnt is still mounted; left in place"
 	else
 		rm -rf --one-file-system "$tmp"
@@ -85,11 +72,11 @@ trap 'exit 129' HUP
 "$bin" -f "$mnt" >"$tmp/daemon.log" 2>&1 </dev/null &
 pid=$!
 for ((i = 0; i < 50; i++)); do
-	timeout 2 test -d "$mnt/sessions" 2>/dev/null && mounted && break
-	alive "$pid" || break
+	timeout 2 test -d "$mnt/sessions" 2>/dev/null && sfs_mounted "$mnt" && break
+	sfs_alive "$pid" || break
 	sleep 0.1
 done
-if ! mounted || ! timeout 2 test -d "$mnt/sessions"; then
+if ! sfs_mounted "$mnt" || ! timeout 2 test -d "$mnt/sessions"; then
 	fail mount "the mount was not ready within 5 s: $(tail -n 3 "$tmp/daemon.log" | tr '\n' ' ')"
 	echo "$npass passed, $nfail failed"
 	exit 1
@@ -125,7 +112,7 @@ example session.sh bash
 example session.py python3
 example session.js node
 
-if alive "$pid"; then pass "the daemon still runs"; else
+if sfs_alive "$pid"; then pass "the daemon still runs"; else
 	fail "the daemon still runs" "it exited: $(tail -n 3 "$tmp/daemon.log" | tr '\n' ' ')"
 fi
 echo "$npass passed, $nfail failed"

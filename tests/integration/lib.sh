@@ -35,6 +35,9 @@ SFS_PID=
 MNT=
 SFS_BG_PIDS=()   # background pids started by the test (killed at exit)
 SFS_MARKERS=()   # process arguments: processes having one are killed at exit
+SFS_DAEMON_ENV=() # extra environment (VAR=VALUE ...) of sfs_start_mount
+# (in a test file run again by sfs_run_in_ns) its daemons' pids go there
+SFS_NS_PIDFILE=${SFS_NS_PIDFILE:-}
 SFS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sfs-it-$SFS_TEST.XXXXXX") || {
 	echo "not ok $SFS_TEST/setup: mktemp failed"
 	exit 1
@@ -82,13 +85,9 @@ now_ms() {
 
 # ---------------------------------------------------------------- processes
 
-# sfs_alive PID: true if PID exists and is not a zombie
-sfs_alive() {
-	local s
-	{ s=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
-	s=${s##*) }
-	[ "${s%% *}" != Z ]
-}
+# sfs_alive, sfs_mounted
+# shellcheck source=../common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
 # sfs_ppid PID: parent pid of PID
 sfs_ppid() {
@@ -251,16 +250,6 @@ sfs_mount() {
 	exit 1
 }
 
-# sfs_mounted PATH: PATH is a mount point (from /proc/self/mounts, so that
-# a dead or hung FUSE mount counts too, without touching it)
-sfs_mounted() {
-	local _dev mp _rest
-	while read -r _dev mp _rest; do
-		[ "$mp" = "$1" ] && return 0
-	done </proc/self/mounts
-	return 1
-}
-
 # sfs_umount: unmount, wait for the daemon (5 s), else kill it by pid.
 # Sets SFS_DAEMON_RC (its exit status; "killed" if it had to be killed).
 sfs_umount() {
@@ -370,6 +359,63 @@ sfs_wait_mounted() {
 	return 1
 }
 
+# sfs_start_mount LABEL ARG...: start "$SFS_BIN" -f ARG... MNT (with
+# SFS_DAEMON_ENV) on a fresh mount point, wait until it is mounted. Sets
+# MNT and SFS_PID (the cleanup unmounts it whatever happens). Returns 1 if
+# it did not mount.
+sfs_start_mount() {
+	local label=$1
+	shift
+	MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || {
+		MNT=
+		fail "$label: mounts" "mktemp failed"
+		return 1
+	}
+	env "${SFS_DAEMON_ENV[@]}" "$SFS_BIN" -f "$@" "$MNT" \
+		>"$SFS_TMP/daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+	SFS_PID=$!
+	[ -n "$SFS_NS_PIDFILE" ] && echo "$SFS_PID" >>"$SFS_NS_PIDFILE"
+	sfs_state
+	sfs_wait_mounted "$label"
+}
+
+# sfs_daemon_pids_at MNT: pids of our daemon binary having MNT as an
+# argument
+sfs_daemon_pids_at() {
+	local d bin
+	bin=$(readlink -f "$SFS_BIN")
+	for d in /proc/[0-9]*; do
+		[ "$(readlink "$d/exe" 2>/dev/null)" = "$bin" ] || continue
+		tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -qxF -- "$1" && printf '%s\n' "${d#/proc/}"
+	done
+	return 0
+}
+
+# sfs_run_in_ns LABEL ARG TIMEOUT: runs this test file again as `bash $0
+# ARG` in a private mount namespace (where it mounts what it must not
+# mount here) with SFS_NS_PIDFILE set, passes if it exits 0 (77: it
+# skipped its cases), then fails and kills (by pid) any daemon of ours it
+# left running
+sfs_run_in_ns() {
+	local label=$1 arg=$2 pidfile=$SFS_TMP/ns$2.pids bin rc p
+	bin=$(readlink -f "$SFS_BIN")
+	: >"$pidfile"
+	timeout -k 5 "$3" env -u SFS_STATE_FILE SFS_NS_PIDFILE="$pidfile" \
+		unshare -m --propagation private bash "$0" "$arg" {SFS_OUT}>&- {SFS_ERR}>&-
+	rc=$?
+	case $rc in
+	0) pass "the $label cases ran (in a private mount namespace)" ;;
+	77) note "the $label cases were skipped" ;;
+	*) fail "the $label cases ran (in a private mount namespace)" "status $rc" ;;
+	esac
+	while read -r p; do
+		if sfs_alive "$p" && [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$bin" ]; then
+			fail "$label cases: no daemon left" "pid $p still runs; killed"
+			kill -KILL "$p" 2>/dev/null
+		fi
+	done <"$pidfile"
+}
+
 # sfs_check_umount LABEL: the daemon still runs, unmount, it exits with 0
 sfs_check_umount() {
 	if sfs_alive "$SFS_PID"; then pass "$1: the daemon still runs"; else
@@ -400,6 +446,12 @@ sfs_write_file() {
 # sfs_run DIR CMD [TIMEOUT]: run CMD (a newline is appended, like echo) by
 # writing it to DIR/cmd; returns when the close returned (= the run ended)
 sfs_run() { sfs_write "$1/cmd" "$2"$'\n' "${3:-$SFS_T}"; }
+
+# sfs_run_out DIR CMD: run CMD in DIR, print its stdout (empty on failure)
+sfs_run_out() {
+	sfs_run "$1" "$2" 10 || return 1
+	timeout 5 cat "$1/stdout"
+}
 
 # sfs_run_bg DIR CMD [TIMEOUT]: same, in the background; pid in SFS_BG
 sfs_run_bg() {

@@ -24,14 +24,9 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/sfs-run.XXXXXX") || exit 1
 trap 'rm -rf --one-file-system "$work"' EXIT
 
-# mounted PATH: PATH is in /proc/self/mounts (also a dead FUSE mount)
-mounted() {
-	local _dev mp _rest
-	while read -r _dev mp _rest; do
-		[ "$mp" = "$1" ] && return 0
-	done </proc/self/mounts
-	return 1
-}
+# sfs_mounted
+# shellcheck source=../common.sh
+. "$here/../common.sh"
 
 # after a test file that was killed before its EXIT trap could clean up:
 # its state file lists its mount, daemon pid, temporary directory and the
@@ -48,7 +43,7 @@ cleanup_after() { # STATEFILE
 		esac
 	done <"$1"
 	echo "# cleaning up after it: mount ${mnt:--}, daemon pid ${pid:--}, ${#markers[@]} marked processes"
-	if [ -n "$mnt" ] && mounted "$mnt"; then
+	if [ -n "$mnt" ] && sfs_mounted "$mnt"; then
 		timeout 10 fusermount3 -u -z "$mnt" 2>/dev/null || timeout 10 umount -l "$mnt" 2>/dev/null
 	fi
 	# only if that pid is still our daemon (its command line names the mount)
@@ -65,7 +60,7 @@ cleanup_after() { # STATEFILE
 			kill -KILL "$p" 2>/dev/null
 		done
 	done
-	[ -n "$mnt" ] && ! mounted "$mnt" && rmdir "$mnt" 2>/dev/null
+	[ -n "$mnt" ] && ! sfs_mounted "$mnt" && rmdir "$mnt" 2>/dev/null
 	case $tmp in
 	"${TMPDIR:-/tmp}"/sfs-it-*) rm -rf --one-file-system "$tmp" ;;
 	esac

@@ -91,11 +91,9 @@ assert_eq 20 "$i" "under load: 20 runs each followed by its env/ value"
 assert_true "under load: they take under 10 s (took $el ms)" "took $el ms" test "$el" -lt 10000
 
 # 6. shell_spin_us = 0: the shell keeps its class and sleeps at once
-sfs_umount
-rmdir "$MNT" 2>/dev/null
+sfs_check_umount "default settings"
 printf 'shell_spin_us = 0;\n' >"$SFS_TMP/nospin.conf"
-export SESSIONFS_CONFIG=$SFS_TMP/nospin.conf
-sfs_mount
+sfs_start_mount "shell_spin_us = 0" -c "$SFS_TMP/nospin.conf" || exit 1
 S=$MNT/sessions/nospin
 check "shell_spin_us = 0: mkdir sessions/nospin" sfs_mkdir "$S"
 assert_run_ok "shell_spin_us = 0: a run" "$S" 'true'
@@ -108,15 +106,12 @@ assert_file_eq "$S/stdout" $'42\n' "shell_spin_us = 0: runs work as before"
 
 # 7. a daemon without CAP_SYS_NICE (root in a container, say) could lower
 # a shell but not raise it again: it never lowers one
-sfs_umount
-rmdir "$MNT" 2>/dev/null
-unset SESSIONFS_CONFIG
-real_bin=$(readlink -f "$SFS_BIN")
+sfs_check_umount "shell_spin_us = 0"
 printf '#!/bin/sh\nexec setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice -- %q "$@"\n' \
-	"$real_bin" >"$SFS_TMP/nonice"
+	"$(readlink -f "$SFS_BIN")" >"$SFS_TMP/nonice"
 chmod +x "$SFS_TMP/nonice"
 SFS_BIN=$SFS_TMP/nonice
-sfs_mount
+sfs_start_mount "no CAP_SYS_NICE" || exit 1
 S=$MNT/sessions/nonice
 check "no CAP_SYS_NICE: mkdir sessions/nonice" sfs_mkdir "$S"
 assert_run_ok "no CAP_SYS_NICE: a run" "$S" 'true'

@@ -17,10 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 
 unset SESSIONFS_CONFIG
-CFG_ENV=()       # extra environment of the daemon (VAR=VALUE ...)
 REF=             # the mount point of the starts that must be refused
-ETC_PIDFILE=${ETC_PIDFILE:-} # (inside the /etc namespace) daemon pids go there
-BIN_REAL=$(readlink -f "$SFS_BIN")
 
 # ---------------------------------------------------------------- helpers
 
@@ -31,17 +28,6 @@ mkcfg() {
 	printf '%s\n' "$@" >"$CFG"
 }
 
-# daemon_pids_at MNT: pids of our daemon binary having MNT as an argument
-daemon_pids_at() {
-	local d p
-	for d in /proc/[0-9]*; do
-		p=${d#/proc/}
-		[ "$(readlink "$d/exe" 2>/dev/null)" = "$BIN_REAL" ] || continue
-		tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -qxF -- "$1" && printf '%s\n' "$p"
-	done
-	return 0
-}
-
 # unmount_stray MNT: unmount MNT if something got mounted there, and kill a
 # daemon still serving it (by pid)
 unmount_stray() {
@@ -49,7 +35,7 @@ unmount_stray() {
 	if sfs_mounted "$1"; then
 		timeout 10 fusermount3 -u "$1" 2>/dev/null || timeout 10 umount -l "$1" 2>/dev/null
 	fi
-	for p in $(daemon_pids_at "$1"); do
+	for p in $(sfs_daemon_pids_at "$1"); do
 		sfs_wait_gone "$p" 3 || kill -KILL "$p" 2>/dev/null
 	done
 }
@@ -72,34 +58,13 @@ REF=$(mktemp -d "${TMPDIR:-/tmp}/sfs-ref-$SFS_TEST.XXXXXX") || {
 	exit 1
 }
 
-# cfg_mount LABEL ARG...: start "$SFS_BIN" -f ARG... MNT (environment:
-# CFG_ENV, without SESSIONFS_CONFIG unless CFG_ENV sets it) on a fresh
-# mount point, wait until it is mounted. Sets MNT and SFS_PID (lib.sh's
-# cleanup unmounts it whatever happens). Returns 1 if it did not mount.
-cfg_mount() {
-	local label=$1 i
-	shift
-	MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || {
-		MNT=
-		fail "$label: mounts" "mktemp failed"
-		return 1
-	}
-	env -u SESSIONFS_CONFIG "${CFG_ENV[@]}" "$SFS_BIN" -f "$@" "$MNT" \
-		>"$SFS_TMP/daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
-	SFS_PID=$!
-	[ -n "$ETC_PIDFILE" ] && echo "$SFS_PID" >>"$ETC_PIDFILE"
-	sfs_state
-	sfs_wait_mounted "$label"
-}
-
-
 # refused LABEL PREFIX WORD ARG...: "$SFS_BIN" ARG... REF (environment as
-# in cfg_mount) exits with 2, a line of its stderr starts with PREFIX
+# in sfs_start_mount) exits with 2, a line of its stderr starts with PREFIX
 # ("FILE:LINE: ") and holds WORD, and nothing got mounted on REF
 refused() {
 	local label=$1 prefix=$2 word=$3 rc pid i err=$SFS_TMP/refused.err line ok=0 shown
 	shift 3
-	env -u SESSIONFS_CONFIG "${CFG_ENV[@]}" "$SFS_BIN" "$@" "$REF" \
+	env -u SESSIONFS_CONFIG "${SFS_DAEMON_ENV[@]}" "$SFS_BIN" "$@" "$REF" \
 		>/dev/null 2>"$err" </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 	pid=$!
 	# it should end at once; if it mounts instead, stop it without waiting
@@ -132,18 +97,12 @@ refused() {
 	else
 		fail "$label: stderr says $shown" "stderr: $(head -c 300 "$err" | tr '\n' '|')"
 	fi
-	if sfs_mounted "$REF" || [ -n "$(daemon_pids_at "$REF")" ]; then
+	if sfs_mounted "$REF" || [ -n "$(sfs_daemon_pids_at "$REF")" ]; then
 		fail "$label: nothing is mounted" "$REF got mounted (or a daemon serves it)"
 		unmount_stray "$REF"
 	else
 		pass "$label: nothing is mounted"
 	fi
-}
-
-# run_out DIR CMD: run CMD in DIR, print its stdout (empty on failure)
-run_out() {
-	sfs_run "$1" "$2" 10 || return 1
-	timeout 5 cat "$1/stdout"
 }
 
 # log_count FIXED...: lines of the daemon's log holding every FIXED string
@@ -179,26 +138,26 @@ etc_main() {
 	local ccfg=$CFG
 
 	printf '%s\n' '# /etc/sessionfs.conf of t40' 'env = { T40_WHICH = "/etc"; };' >"$E"
-	CFG_ENV=()
-	if cfg_mount "/etc only"; then
-		assert_eq "/etc" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
+	SFS_DAEMON_ENV=()
+	if sfs_start_mount "/etc only"; then
+		assert_eq "/etc" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"/etc only: /etc/sessionfs.conf applies without -c and \$SESSIONFS_CONFIG"
 		sfs_check_umount "/etc only"
 	fi
 
 	printf '%s\n' '# /etc/sessionfs.conf of t40' 'history = 0;' >"$E"
 	refused "bad /etc" "$E:2: " history -f
-	CFG_ENV=(SESSIONFS_CONFIG=)
+	SFS_DAEMON_ENV=(SESSIONFS_CONFIG=)
 	refused "bad /etc, empty \$SESSIONFS_CONFIG" "$E:2: " history -f
-	CFG_ENV=(SESSIONFS_CONFIG="$envcfg")
-	if cfg_mount "bad /etc, \$SESSIONFS_CONFIG set"; then
-		assert_eq "SESSIONFS_CONFIG" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
+	SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$envcfg")
+	if sfs_start_mount "bad /etc, \$SESSIONFS_CONFIG set"; then
+		assert_eq "SESSIONFS_CONFIG" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"\$SESSIONFS_CONFIG beats /etc/sessionfs.conf (which is not read)"
 		sfs_check_umount "bad /etc, \$SESSIONFS_CONFIG set"
 	fi
-	CFG_ENV=()
-	if cfg_mount "bad /etc, -c" -c "$ccfg"; then
-		assert_eq "-c" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
+	SFS_DAEMON_ENV=()
+	if sfs_start_mount "bad /etc, -c" -c "$ccfg"; then
+		assert_eq "-c" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 			"-c beats /etc/sessionfs.conf (which is not read)"
 		sfs_check_umount "bad /etc, -c"
 	fi
@@ -287,16 +246,16 @@ note "(a missing file has no line: the check is only that stderr starts with its
 mkcfg bad-o '# o' '' 'history = 0;'
 refused "-o config=BAD" "$CFG:3: " history -f -o "config=$CFG"
 refused "-o default_permissions,config=BAD" "$CFG:3: " history -f -o "default_permissions,config=$CFG"
-CFG_ENV=(SESSIONFS_CONFIG="$CFG")
+SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$CFG")
 refused "\$SESSIONFS_CONFIG=BAD" "$CFG:3: " history -f
-CFG_ENV=(SESSIONFS_CONFIG="$missing")
+SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$missing")
 refused "\$SESSIONFS_CONFIG=MISSING" "$missing" "" -f
-CFG_ENV=()
+SFS_DAEMON_ENV=()
 refused "a bad file without -f (daemon mode)" "$CFG:3: " history -c "$CFG"
 mkcfg good 'history = 5;'
-CFG_ENV=(SESSIONFS_CONFIG="$CFG")
+SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$CFG")
 refused "-c MISSING beats a good \$SESSIONFS_CONFIG" "$missing" "" -f -c "$missing"
-CFG_ENV=()
+SFS_DAEMON_ENV=()
 
 # ---------------------------------------------------------------- precedence
 
@@ -312,24 +271,24 @@ BADCFG=$CFG
 
 # 4. -c beats $SESSIONFS_CONFIG (a bad one, so it must not even be read);
 # also the largest values of the ranges are accepted
-CFG_ENV=(SESSIONFS_CONFIG="$BADCFG")
-if cfg_mount "-c with a bad \$SESSIONFS_CONFIG" -c "$CCFG"; then
+SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$BADCFG")
+if sfs_start_mount "-c with a bad \$SESSIONFS_CONFIG" -c "$CCFG"; then
 	D=$MNT/sessions/default
-	assert_eq "-c" "$(run_out "$D" 'echo "${T40_WHICH-unset}"')" "-c beats \$SESSIONFS_CONFIG"
+	assert_eq "-c" "$(sfs_run_out "$D" 'echo "${T40_WHICH-unset}"')" "-c beats \$SESSIONFS_CONFIG"
 	assert_file_eq "$D/env/T40_WHICH" "-c"$'\n' "the env group's variable is in the session's env/"
 	note "(history = 100000, kill_grace_ms = 600000, max_sessions = 1000000, default_timeout_ms = 31536000000L accepted)"
 	sfs_check_umount "-c with a bad \$SESSIONFS_CONFIG"
 fi
 # 5. -o config= beats $SESSIONFS_CONFIG
-if cfg_mount "-o config= with a bad \$SESSIONFS_CONFIG" -o "config=$OCFG"; then
-	assert_eq "-o config" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
+if sfs_start_mount "-o config= with a bad \$SESSIONFS_CONFIG" -o "config=$OCFG"; then
+	assert_eq "-o config" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 		"-o config=FILE beats \$SESSIONFS_CONFIG"
 	sfs_check_umount "-o config= with a bad \$SESSIONFS_CONFIG"
 fi
 # 6. $SESSIONFS_CONFIG alone
-CFG_ENV=(SESSIONFS_CONFIG="$ENVCFG")
-if cfg_mount "\$SESSIONFS_CONFIG"; then
-	assert_eq "SESSIONFS_CONFIG" "$(run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
+SFS_DAEMON_ENV=(SESSIONFS_CONFIG="$ENVCFG")
+if sfs_start_mount "\$SESSIONFS_CONFIG"; then
+	assert_eq "SESSIONFS_CONFIG" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T40_WHICH-unset}"')" \
 		"\$SESSIONFS_CONFIG is read without -c"
 	sfs_check_umount "\$SESSIONFS_CONFIG"
 fi
@@ -343,13 +302,13 @@ for mode in unset empty; do
 	# goes to "the first tmpfs among $XDG_RUNTIME_DIR, /run and /dev/shm")
 	XDG=$SFS_TMP/xdg-$mode
 	mkdir -p "$XDG"
-	if [ "$mode" = unset ]; then CFG_ENV=(XDG_RUNTIME_DIR="$XDG"); else
-		CFG_ENV=(SESSIONFS_CONFIG= XDG_RUNTIME_DIR="$XDG")
+	if [ "$mode" = unset ]; then SFS_DAEMON_ENV=(XDG_RUNTIME_DIR="$XDG"); else
+		SFS_DAEMON_ENV=(SESSIONFS_CONFIG= XDG_RUNTIME_DIR="$XDG")
 	fi
-	if cfg_mount "no file, \$SESSIONFS_CONFIG $mode"; then
+	if sfs_start_mount "no file, \$SESSIONFS_CONFIG $mode"; then
 		D=$MNT/sessions/default
 		assert_true "defaults ($mode): sessions/default exists" "it does not" timeout 5 test -d "$D"
-		assert_eq "unset" "$(run_out "$D" 'echo "${T40_WHICH-unset}"')" "defaults ($mode): no variable from a file"
+		assert_eq "unset" "$(sfs_run_out "$D" 'echo "${T40_WHICH-unset}"')" "defaults ($mode): no variable from a file"
 		assert_true "defaults ($mode): info lines in the log (log_level info)" "none in: $(head -c 200 "$SFS_TMP/daemon.log")" \
 			grep -q ': info: ' "$SFS_TMP/daemon.log"
 		if [ "$mode" = unset ] && [ "$(stat -f -c %T "$XDG")" != tmpfs ]; then
@@ -359,7 +318,7 @@ for mode in unset empty; do
 		sfs_check_umount "no file, \$SESSIONFS_CONFIG $mode"
 	fi
 done
-CFG_ENV=()
+SFS_DAEMON_ENV=()
 
 # 8. /etc/sessionfs.conf, in a private mount namespace with /etc overlaid
 if [ -e /etc/sessionfs.conf ]; then
@@ -367,28 +326,13 @@ if [ -e /etc/sessionfs.conf ]; then
 elif ! command -v unshare >/dev/null; then
 	note "skip the /etc/sessionfs.conf cases: no unshare"
 else
-	pidfile=$SFS_TMP/etc.pids
-	: >"$pidfile"
-	timeout -k 5 60 env -u SFS_STATE_FILE ETC_PIDFILE="$pidfile" \
-		unshare -m --propagation private bash "$0" --etc-ns {SFS_OUT}>&- {SFS_ERR}>&-
-	rc=$?
-	case $rc in
-	0) pass "the /etc/sessionfs.conf cases ran (in a private mount namespace)" ;;
-	77) note "the /etc/sessionfs.conf cases were skipped" ;;
-	*) fail "the /etc/sessionfs.conf cases ran (in a private mount namespace)" "status $rc" ;;
-	esac
-	while read -r p; do
-		if sfs_alive "$p" && [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BIN_REAL" ]; then
-			fail "/etc cases: no daemon left" "pid $p still runs; killed"
-			kill -KILL "$p" 2>/dev/null
-		fi
-	done <"$pidfile"
+	sfs_run_in_ns /etc/sessionfs.conf --etc-ns 60
 	assert_true "the real /etc/sessionfs.conf was not created" "it exists" test ! -e /etc/sessionfs.conf
 fi
 
 # 9. values past 2^32 that are in range are kept as they are
 mkcfg large '# in range, past 2^32' 'default_timeout_ms = 4294967297;' 'max_output_bytes = 4294967297;'
-if cfg_mount "large in-range values" -c "$CFG"; then
+if sfs_start_mount "large in-range values" -c "$CFG"; then
 	D=$MNT/sessions/default
 	assert_run_ok "default_timeout_ms = 4294967297: a run" "$D" 'sleep 0.3; echo ok' 10
 	assert_file_eq "$D/exit" $'0\n' "default_timeout_ms = 4294967297 (49.7 days): sleep 0.3 does not time out"
@@ -402,7 +346,7 @@ fi
 
 # 10. shell as a list: the path, then arguments given before -c
 mkcfg shell-list 'shell = [ "/bin/bash", "-O", "extglob" ];'
-if cfg_mount "shell as a list" -c "$CFG"; then
+if sfs_start_mount "shell as a list" -c "$CFG"; then
 	D=$MNT/sessions/default
 	assert_run_ok "shell list: a run" "$D" 'shopt -q extglob && echo on' 10
 	assert_file_eq "$D/stdout" $'on\n' "shell list: bash got -O extglob"
@@ -434,7 +378,7 @@ mkcfg limits \
 	'  T40_VAR = "from config";' \
 	'  T40_RAW = "$HOME `id` x";' \
 	'};'
-if cfg_mount "limits" -c "$CFG"; then
+if sfs_start_mount "limits" -c "$CFG"; then
 	D=$MNT/sessions/default
 	A=$MNT/sessions/a
 	B=$MNT/sessions/b
@@ -444,11 +388,11 @@ if cfg_mount "limits" -c "$CFG"; then
 	assert_true "default_session: sessions/default exists" "ls sessions: $(timeout 5 ls "$MNT/sessions" | tr '\n' ' ')" \
 		timeout 5 test -d "$D"
 	assert_errno EBUSY "default_session: rmdir sessions/default is EBUSY" rmdir "$D"
-	assert_eq "from config" "$(run_out "$D" 'echo "$T40_VAR"')" "the default session runs commands; env: T40_VAR seen by a run"
-	assert_eq '$HOME `id` x' "$(run_out "$D" 'printf "%s\n" "$T40_RAW"')" "env: a value is taken as it is, never evaluated"
-	assert_eq "from config" "$(run_out "$D" 'bash -c "echo \"\$T40_VAR\""')" "env: exported to the run's children"
-	assert_eq "wrapped" "$(run_out "$D" 'echo "${T40_SHELL-unset}"')" "shell: the configured shell runs the session"
-	assert_eq "$WS" "$(run_out "$D" 'pwd')" "workspace: the cwd of the session"
+	assert_eq "from config" "$(sfs_run_out "$D" 'echo "$T40_VAR"')" "the default session runs commands; env: T40_VAR seen by a run"
+	assert_eq '$HOME `id` x' "$(sfs_run_out "$D" 'printf "%s\n" "$T40_RAW"')" "env: a value is taken as it is, never evaluated"
+	assert_eq "from config" "$(sfs_run_out "$D" 'bash -c "echo \"\$T40_VAR\""')" "env: exported to the run's children"
+	assert_eq "wrapped" "$(sfs_run_out "$D" 'echo "${T40_SHELL-unset}"')" "shell: the configured shell runs the session"
+	assert_eq "$WS" "$(sfs_run_out "$D" 'pwd')" "workspace: the cwd of the session"
 	assert_file_eq "$MNT/files/in-workspace.txt" $'here\n' "workspace: the root of files/"
 	assert_true "runtime_dir: the spool directory is RT/sessionfs/PID" \
 		"$RT holds: $(find "$RT" -maxdepth 2 | tr '\n' ' ')" test -d "$RT/sessionfs/$SFS_PID"
@@ -504,7 +448,7 @@ if cfg_mount "limits" -c "$CFG"; then
 	sleep 0.3
 	assert_true "max_command_bytes: the 300 KB command did not run" "$mk exists" test ! -e "$mk"
 	assert_eq "$latest0" "$(timeout 5 readlink "$A/runs/latest")" "max_command_bytes: runs/latest still unchanged"
-	assert_eq "ok" "$(run_out "$A" 'echo ok')" "max_command_bytes: the session runs the next command"
+	assert_eq "ok" "$(sfs_run_out "$A" 'echo ok')" "max_command_bytes: the session runs the next command"
 
 	# max_output_bytes = 1000: cut at the limit, the run goes on
 	mk=$SFS_TMP/output-went-on
@@ -570,7 +514,7 @@ mkcfg timing \
 	'default_timeout_ms = 500;' \
 	'kill_grace_ms = 300;' \
 	'log_level = "error";'
-if cfg_mount "timing" -c "$CFG"; then
+if sfs_start_mount "timing" -c "$CFG"; then
 	X=$MNT/sessions/x
 	assert_true "default_session = false: no sessions/default" "ls sessions: $(timeout 5 ls "$MNT/sessions" | tr '\n' ' ')" \
 		timeout 5 test ! -e "$MNT/sessions/default"
@@ -587,7 +531,7 @@ if cfg_mount "timing" -c "$CFG"; then
 	assert_file_match "$X/status" '^timeout_ms 500$' "default_timeout_ms: status says timeout_ms 500"
 	assert_true "default_timeout_ms: it ended after about 0.5 s" "after $el ms" test "$el" -ge 400 -a "$el" -lt 2000
 	note "(sleep 5 with default_timeout_ms 500 ended after $el ms)"
-	assert_eq "fast" "$(run_out "$X" 'echo fast')" "default_timeout_ms: a quick run is not affected"
+	assert_eq "fast" "$(sfs_run_out "$X" 'echo fast')" "default_timeout_ms: a quick run is not affected"
 
 	# kill_grace_ms = 300: TERM ignored, KILL 0.3 s later
 	t0=$(now_ms)

@@ -20,21 +20,11 @@
 unset SESSIONFS_CONFIG
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BIN_REAL=$(readlink -f "$SFS_BIN")
-NS_PIDFILE=${NS_PIDFILE:-} # (inside the namespace) daemon pids go there
 SETTINGS="shell workspace runtime_dir default_timeout_ms kill_grace_ms max_sessions
-max_procs_per_session max_command_bytes max_output_bytes history default_session env log_level"
+max_procs_per_session max_command_bytes max_output_bytes history shell_spin_us default_session env
+log_level"
 
 # ---------------------------------------------------------------- helpers
-
-# daemon_pids_at MNT: pids of our daemon binary having MNT as an argument
-daemon_pids_at() {
-	local d
-	for d in /proc/[0-9]*; do
-		[ "$(readlink "$d/exe" 2>/dev/null)" = "$BIN_REAL" ] || continue
-		tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -qxF -- "$1" && printf '%s\n' "${d#/proc/}"
-	done
-	return 0
-}
 
 # mount_line MNT: "SOURCE TYPE" of MNT in /proc/self/mounts
 mount_line() {
@@ -49,7 +39,7 @@ mount_line() {
 stop_detached() { # LABEL MNT UMOUNT-COMMAND...
 	local label=$1 mnt=$2 pids p rc
 	shift 2
-	pids=$(daemon_pids_at "$mnt")
+	pids=$(sfs_daemon_pids_at "$mnt")
 	assert_true "$label: a daemon serves $(basename "$mnt")" "no process of $BIN_REAL has it as an argument" \
 		test -n "$pids"
 	timeout -k 2 10 "$@" "$mnt" 2>"$SFS_TMP/umount.err"
@@ -65,30 +55,6 @@ stop_detached() { # LABEL MNT UMOUNT-COMMAND...
 		fi
 	done
 	if sfs_mounted "$mnt"; then timeout 10 umount -l "$mnt" 2>/dev/null; fi
-}
-
-# cfg_mount LABEL ARG...: start "$SFS_BIN" -f ARG... MNT on a fresh mount
-# point, wait until it is mounted. Sets MNT and SFS_PID (lib.sh's cleanup
-# unmounts it whatever happens). Returns 1 if it did not mount.
-cfg_mount() {
-	local label=$1 i
-	shift
-	MNT=$(mktemp -d "${TMPDIR:-/tmp}/sfs-mnt-$SFS_TEST.XXXXXX") || {
-		MNT=
-		fail "$label: mounts" "mktemp failed"
-		return 1
-	}
-	"$SFS_BIN" -f "$@" "$MNT" >"$SFS_TMP/daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
-	SFS_PID=$!
-	sfs_state
-	sfs_wait_mounted "$label"
-}
-
-
-# run_out DIR CMD: run CMD in DIR, print its stdout
-run_out() {
-	sfs_run "$1" "$2" 10 || return 1
-	timeout 5 cat "$1/stdout"
 }
 
 # cli LABEL WANT-RC ARG...: "$SFS_BIN" ARG... exits with WANT-RC; its
@@ -125,9 +91,9 @@ ns_main() {
 	rc=$?
 	assert_eq 0 "$rc" "mount -t fuse.sessionfs none MNT -o config=FILE: exit 0" ||
 		note "mount said: $(head -c 300 "$SFS_TMP/mount.out" | tr '\n' '|')"
-	for p in $(daemon_pids_at "$mnt"); do echo "$p" >>"$NS_PIDFILE"; done
+	for p in $(sfs_daemon_pids_at "$mnt"); do echo "$p" >>"$SFS_NS_PIDFILE"; done
 	assert_eq "sessionfs fuse.sessionfs" "$(mount_line "$mnt")" "mount -t: /proc/mounts shows sessionfs MNT fuse.sessionfs"
-	assert_eq "mount -t" "$(run_out "$mnt/sessions/default" 'echo "${T41_FROM-unset}"')" \
+	assert_eq "mount -t" "$(sfs_run_out "$mnt/sessions/default" 'echo "${T41_FROM-unset}"')" \
 		"mount -t: it works, with the settings of config=FILE"
 	stop_detached "mount -t" "$mnt" umount
 
@@ -138,9 +104,9 @@ ns_main() {
 	rc=$?
 	assert_eq 0 "$rc" "fstab line: mount MNT exits 0" ||
 		note "mount said: $(head -c 300 "$SFS_TMP/mount.out" | tr '\n' '|')"
-	for p in $(daemon_pids_at "$mnt"); do echo "$p" >>"$NS_PIDFILE"; done
+	for p in $(sfs_daemon_pids_at "$mnt"); do echo "$p" >>"$SFS_NS_PIDFILE"; done
 	assert_eq "sessionfs fuse.sessionfs" "$(mount_line "$mnt")" "fstab line: mounted as fuse.sessionfs"
-	assert_eq "mount -t" "$(run_out "$mnt/sessions/default" 'echo "${T41_FROM-unset}"')" "fstab line: it works"
+	assert_eq "mount -t" "$(sfs_run_out "$mnt/sessions/default" 'echo "${T41_FROM-unset}"')" "fstab line: it works"
 	stop_detached "fstab line" "$mnt" umount
 
 	# a bad configuration: mount fails, the message names FILE:LINE
@@ -150,9 +116,9 @@ ns_main() {
 	assert_true "mount -t with a bad config=FILE fails" "exit status $rc" test "$rc" -ne 0
 	assert_true "mount -t with a bad config: the message has FILE:2:" "it said: $(head -c 300 "$SFS_TMP/mount.out" | tr '\n' '|')" \
 		grep -qF "$bad:2: " "$SFS_TMP/mount.out"
-	if sfs_mounted "$mnt" || [ -n "$(daemon_pids_at "$mnt")" ]; then
+	if sfs_mounted "$mnt" || [ -n "$(sfs_daemon_pids_at "$mnt")" ]; then
 		fail "mount -t with a bad config: nothing is mounted" "it got mounted"
-		for p in $(daemon_pids_at "$mnt"); do echo "$p" >>"$NS_PIDFILE"; done
+		for p in $(sfs_daemon_pids_at "$mnt"); do echo "$p" >>"$SFS_NS_PIDFILE"; done
 		stop_detached "bad config" "$mnt" umount
 	else
 		pass "mount -t with a bad config: nothing is mounted"
@@ -210,7 +176,7 @@ cli "-c without a file" 2 -c
 cli "an unknown option (-x) with a mountpoint" 2 -f -x "$NOMNT"
 cli "an unknown -o option with a mountpoint" 2 -f -o no_such_option_t41 "$NOMNT"
 cli "-o config without =FILE" 2 -f -o config "$NOMNT"
-if sfs_mounted "$NOMNT" || [ -n "$(daemon_pids_at "$NOMNT")" ]; then
+if sfs_mounted "$NOMNT" || [ -n "$(sfs_daemon_pids_at "$NOMNT")" ]; then
 	fail "bad command lines mount nothing" "$NOMNT got mounted"
 	stop_detached "stray" "$NOMNT" fusermount3 -u
 else
@@ -220,20 +186,20 @@ fi
 # ---------------------------------------------------------------- mounting
 
 # -s is accepted; /proc/mounts shows sessionfs ... fuse.sessionfs
-if cfg_mount "-s" -s; then
+if sfs_start_mount "-s" -s; then
 	assert_eq "sessionfs fuse.sessionfs" "$(mount_line "$MNT")" "/proc/mounts shows sessionfs MNT fuse.sessionfs"
-	assert_eq "hi" "$(run_out "$MNT/sessions/default" 'echo hi')" "-s: commands run"
+	assert_eq "hi" "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "-s: commands run"
 	sfs_check_umount "-s"
 fi
 # a user's -o fsname= wins; reads are 512 KiB requests unless -o max_read
 # says otherwise
-if cfg_mount "-o fsname=t41src" -o fsname=t41src; then
+if sfs_start_mount "-o fsname=t41src" -o fsname=t41src; then
 	assert_eq "t41src fuse.sessionfs" "$(mount_line "$MNT")" "-o fsname=t41src: /proc/mounts shows t41src"
 	assert_true "max_read=524288 by default" "$(grep -F " $MNT " /proc/self/mounts)" \
 		bash -c 'grep -F " $1 " /proc/self/mounts | grep -qw max_read=524288' _ "$MNT"
 	sfs_check_umount "-o fsname=t41src"
 fi
-if cfg_mount "-o max_read=131072" -o max_read=131072; then
+if sfs_start_mount "-o max_read=131072" -o max_read=131072; then
 	assert_true "-o max_read=131072: in /proc/mounts" "$(grep -F " $MNT " /proc/self/mounts)" \
 		bash -c 'grep -F " $1 " /proc/self/mounts | grep -qw max_read=131072' _ "$MNT"
 	D=$MNT/sessions/default
@@ -266,7 +232,7 @@ timeout -k 2 20 "$SFS_BIN" -c "$SFS_TMP/daemon.conf" "$MNT" >"$SFS_TMP/bg.out" 2
 rc=$?
 assert_eq 0 "$rc" "without -f: the command returns 0"
 assert_true "without -f: mounted when it returns" "not mounted" timeout 2 mountpoint -q "$MNT"
-assert_eq "daemon" "$(run_out "$MNT/sessions/default" 'echo "${T41_FROM-unset}"')" "without -f: it works"
+assert_eq "daemon" "$(sfs_run_out "$MNT/sessions/default" 'echo "${T41_FROM-unset}"')" "without -f: it works"
 assert_true "without -f: nothing on stdout or stderr (logs go to syslog)" \
 	"stdout: $(head -c 100 "$SFS_TMP/bg.out") stderr: $(head -c 100 "$SFS_TMP/bg.err")" \
 	test ! -s "$SFS_TMP/bg.out" -a ! -s "$SFS_TMP/bg.err"
@@ -274,8 +240,8 @@ stop_detached "without -f" "$MNT" fusermount3 -u
 rmdir "$MNT" 2>/dev/null && MNT=
 
 # the shipped configuration loads, and documents every setting
-if cfg_mount "-c conf/sessionfs.conf (the shipped file)" -c "$TOP/conf/sessionfs.conf"; then
-	assert_eq "ok" "$(run_out "$MNT/sessions/default" 'echo ok')" "the shipped configuration: commands run"
+if sfs_start_mount "-c conf/sessionfs.conf (the shipped file)" -c "$TOP/conf/sessionfs.conf"; then
+	assert_eq "ok" "$(sfs_run_out "$MNT/sessions/default" 'echo ok')" "the shipped configuration: commands run"
 	sfs_check_umount "the shipped configuration"
 fi
 for s in $SETTINGS; do
@@ -289,22 +255,7 @@ if ! command -v unshare >/dev/null || [ ! -d /usr/local/sbin ] ||
 	! { [ -x /sbin/mount.fuse3 ] || [ -x /usr/sbin/mount.fuse3 ]; }; then
 	note "skip mount -t fuse.sessionfs: needs unshare, /usr/local/sbin and mount.fuse3"
 else
-	pidfile=$SFS_TMP/ns.pids
-	: >"$pidfile"
-	timeout -k 5 90 env -u SFS_STATE_FILE NS_PIDFILE="$pidfile" \
-		unshare -m --propagation private bash "$0" --mount-ns {SFS_OUT}>&- {SFS_ERR}>&-
-	rc=$?
-	case $rc in
-	0) pass "the mount(8) cases ran (in a private mount namespace)" ;;
-	77) note "the mount(8) cases were skipped" ;;
-	*) fail "the mount(8) cases ran (in a private mount namespace)" "status $rc" ;;
-	esac
-	while read -r p; do
-		if sfs_alive "$p" && [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BIN_REAL" ]; then
-			fail "mount(8) cases: no daemon left" "pid $p still runs; killed"
-			kill -KILL "$p" 2>/dev/null
-		fi
-	done <"$pidfile"
+	sfs_run_in_ns 'mount(8)' --mount-ns 90
 	assert_true "/usr/local/sbin/sessionfs was not created on this machine" "it exists" \
 		test ! -e /usr/local/sbin/sessionfs
 fi
