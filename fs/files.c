@@ -253,6 +253,7 @@ static int mount_of(int fd, uint64_t *mnt)
 {
 	struct statx sx;
 
+	*mnt = 0; /* set on every path: gcc -O3 cannot prove -errno < 0 */
 	if (statx(fd, "",
 		  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_MNT_ID, &sx) < 0)

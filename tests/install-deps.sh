@@ -4,7 +4,7 @@
 # otherwise. Used by tests/run.sh and examples/quickstart.sh.
 set -euo pipefail
 
-packages=(gcc libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
+packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 	ninja-build pkg-config curl psmisc)
 # the examples are run too: Python and Node.js (unless already on PATH)
 command -v python3 >/dev/null || packages+=(python3)

@@ -9,12 +9,13 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-# setup DIR [meson options...]: configures DIR once, then builds it.
+# build DIR [meson options...]: configures DIR once (warnings are errors
+# here, not in the project's defaults), then builds it.
 build() {
 	local dir=$1
 	shift
 	if [ ! -f "$dir/build.ninja" ]; then
-		meson setup "$dir" "$@" >/dev/null
+		meson setup "$dir" --werror "$@" >/dev/null
 	fi
 	ninja -C "$dir" >/dev/null
 }
@@ -22,8 +23,12 @@ build() {
 bash tests/install-deps.sh
 [ -e /dev/fuse ] || modprobe fuse 2>/dev/null || true
 
-echo "== build"
+echo "== build (gcc debugoptimized, for the tests)"
 build build-test
+echo "== builds with warnings as errors: gcc release, clang debug and release"
+build build-release -Dbuildtype=release
+CC=clang build build-clang -Dbuildtype=debug
+CC=clang build build-clang-release -Dbuildtype=release
 echo "== unit tests"
 meson test -C build-test --suite unit --print-errorlogs
 echo "== integration tests"
