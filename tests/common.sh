@@ -19,3 +19,15 @@ sfs_mounted() {
 	done </proc/self/mounts
 	return 1
 }
+
+# sfs_default_bin: the daemon of the checkout these tests are in: the build
+# tests/run.sh makes (build-test), else the quickstart's (build)
+sfs_default_bin() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	if [ -x "$top/build-test/sessionfs" ]; then
+		echo "$top/build-test/sessionfs"
+	else
+		echo "$top/build/sessionfs"
+	fi
+}

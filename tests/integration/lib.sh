@@ -14,7 +14,8 @@
 # daemon turns into failed checks, never into a hung test.
 #
 # Environment:
-#   SESSIONFS_BIN   the daemon (default /work/main/build/sessionfs)
+#   SESSIONFS_BIN   the daemon (default: build-test/sessionfs of this checkout,
+#                   else build/sessionfs)
 #   SFS_STATE_FILE  set by run.sh: the test writes there what it must clean
 #                   up (mount, daemon pid, temporary directory, markers), so
 #                   that run.sh can clean up after a test that was killed
@@ -24,7 +25,6 @@
 
 export LC_ALL=C # error texts ("Invalid argument") and EPOCHREALTIME's "."
 
-SFS_BIN=${SESSIONFS_BIN:-/work/main/build/sessionfs}
 SFS_TEST=$(basename "${0%.sh}")
 SFS_NPASS=0
 SFS_NFAIL=0
@@ -88,6 +88,7 @@ now_ms() {
 # sfs_alive, sfs_mounted
 # shellcheck source=../common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+SFS_BIN=${SESSIONFS_BIN:-$(sfs_default_bin)}
 
 # sfs_ppid PID: parent pid of PID
 sfs_ppid() {

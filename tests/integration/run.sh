@@ -12,7 +12,10 @@
 
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
-export SESSIONFS_BIN=${SESSIONFS_BIN:-/work/main/build/sessionfs}
+# sfs_mounted, sfs_default_bin
+# shellcheck source=../common.sh
+. "$here/../common.sh"
+export SESSIONFS_BIN=${SESSIONFS_BIN:-$(sfs_default_bin)}
 FILE_TIMEOUT=${SFS_FILE_TIMEOUT:-120}
 
 if [ ! -x "$SESSIONFS_BIN" ]; then
@@ -23,10 +26,6 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sfs-run.XXXXXX") || exit 1
 trap 'rm -rf --one-file-system "$work"' EXIT
-
-# sfs_mounted
-# shellcheck source=../common.sh
-. "$here/../common.sh"
 
 # after a test file that was killed before its EXIT trap could clean up:
 # its state file lists its mount, daemon pid, temporary directory and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t00_tree: the tree of DESIGN.md §1 and the core example.
+# t00_tree: the tree of README "The tree, by example" and its example.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"

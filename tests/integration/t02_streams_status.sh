@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t02_streams_status: DESIGN.md §4 case 2: stdout only, stderr only, both
+# t02_streams_status: README "Semantics worth knowing": stdout only, stderr only, both
 # (output interleaves them in arrival order); false gives 1; an unknown
 # command gives 127 and "not found"; status and result.json describe the run.
 # shellcheck disable=SC2016

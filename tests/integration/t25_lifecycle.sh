@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t25_lifecycle: DESIGN.md §4 case 14 and containment. With sessions that
+# t25_lifecycle: README "Containment". With sessions that
 # have running commands (one of them setsid'd) and a background job left by
 # an earlier run: `fusermount3 -u` makes the daemon end every session and
 # exit; so does SIGTERM to the daemon; after SIGKILL to the daemon its

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# t26_isolation: a run's command cannot reach the shell's protocol. DESIGN
-# §3: exit status and $PWD come back on a separate descriptor, "so no
-# output can fake a result". A process started by a run inherits only
+# t26_isolation: a run's command cannot reach the shell's protocol. README
+# "Semantics worth knowing": exit status comes back on a separate
+# descriptor, never out of the output. A process started by a run inherits only
 # stdin, stdout and stderr (no pipe of the daemon's), so writing a
 # report-shaped record anywhere it can does not end the run early or change
 # its status, and the runs after it keep their own results.
