@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "files.h"
+#include "mountpoint.h"
 #include "ops.h"
 #include "park.h"
 #include "sessions/log.h"
@@ -73,13 +74,26 @@ static void on_fuse(struct loop_watch *w, uint32_t events)
 	}
 }
 
+/* SIGTERM and SIGINT end sessionfs cleanly. SIGHUP, SIGUSR1 and SIGUSR2
+ * would otherwise kill it without unmounting (or, for SIGHUP, end every
+ * session when a terminal closes): sessions are worth more, and there is
+ * neither a log file to reopen nor settings to reload, so they are noted
+ * and ignored. They are blocked rather than SIG_IGN, which the sessions'
+ * shells would inherit. */
 static void on_signal(struct loop_watch *w, uint32_t events)
 {
 	struct signalfd_siginfo si;
 
 	(void)events;
-	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
-		begin_shutdown(strsignal((int)si.ssi_signo));
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGTERM || sig == SIGINT)
+			begin_shutdown(strsignal(sig));
+		else
+			log_msg(LOG_INFO, "%s (from pid %u): ignored",
+				strsignal(sig), si.ssi_pid);
+	}
 }
 
 static void usage(const char *prog)
@@ -172,15 +186,24 @@ static int configure(struct fuse_args *args)
 	return rc;
 }
 
+/* Blocked from before the mount on, so that none of them can kill
+ * sessionfs between the mount and the loop; the loop reads them. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
+
 static int watch_signals(void)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_signals(&set);
 	sig_w.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	sig_w.fn = on_signal;
 	return sig_w.fd < 0 ? -errno : loop_add(&sig_w, EPOLLIN);
@@ -232,7 +255,8 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts;
-	int status = 1;
+	sigset_t sigs;
+	int status = 1, rc;
 
 	conf_defaults();
 	if (configure(&args) != 0) {
@@ -266,6 +290,12 @@ int main(int argc, char *argv[])
 			2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
 	}
+	rc = mountpoint_prepare(opts.mountpoint);
+	if (rc < 0) {
+		status = rc == -EBUSY || rc == -ENOTDIR ? 2 : 1;
+		goto out_session;
+	}
+	block_signals(&sigs);
 	if (fuse_session_mount(se, opts.mountpoint) != 0)
 		goto out_session;
 	fuse_daemonize(opts.foreground);
