@@ -115,10 +115,10 @@ if sfs_start_mount "live"; then
 	# the daemon was started (it does not ignore them itself)
 	for who in '$$' self; do
 		m=$(sfs_run_out "$S" "sed -n 's/^SigBlk:\t//p' /proc/$who/status")
-		assert_eq 0 "$(((0x${m:-ffff} & 0x4a03)))" "SigBlk of /proc/$who in a session: none of HUP INT USR1 USR2 TERM ($m)"
+		assert_eq 0 "$((0x${m:-ffff} & 0x4a03))" "SigBlk of /proc/$who in a session: none of HUP INT USR1 USR2 TERM ($m)"
 		m=$(sfs_run_out "$S" "sed -n 's/^SigIgn:\t//p' /proc/$who/status")
 		d=$(sed -n 's/^SigIgn:\t//p' "/proc/$SFS_PID/status")
-		assert_eq "$(((0x${d:-ffff} & 0xa01)))" "$(((0x${m:-ffff} & 0xa01)))" \
+		assert_eq "$((0x${d:-ffff} & 0xa01))" "$((0x${m:-ffff} & 0xa01))" \
 			"SigIgn of /proc/$who in a session: HUP USR1 USR2 as where the daemon started ($m, daemon $d)"
 	done
 	assert_true "a session's shell can trap USR1" "it cannot" \
