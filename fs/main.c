@@ -9,8 +9,9 @@
  *     cat MOUNTPOINT/sessions/build/stdout
  *     fusermount3 -u MOUNTPOINT
  *
- * This file owns the command line, the mount and the one event loop that
- * serves /dev/fuse beside the sessions' pipes, child exits and timers.
+ * This file owns the command line, the mount, the daemon's signals and
+ * the one event loop that serves /dev/fuse beside the sessions' pipes,
+ * child exits and timers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -251,12 +252,23 @@ static int serve(void)
 	return rc < 0 ? 1 : 0;
 }
 
+/* Mounts on mountpoint once it is fit for that: 0, or the exit status. */
+static int mount_at(const char *mountpoint)
+{
+	sigset_t sigs;
+	int rc = mountpoint_prepare(mountpoint);
+
+	if (rc < 0)
+		return rc == -EBUSY || rc == -ENOTDIR ? 2 : 1;
+	block_signals(&sigs);
+	return fuse_session_mount(se, mountpoint) == 0 ? 0 : 1;
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts opts;
-	sigset_t sigs;
-	int status = 1, rc;
+	int status = 1;
 
 	conf_defaults();
 	if (configure(&args) != 0) {
@@ -290,13 +302,8 @@ int main(int argc, char *argv[])
 			2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
 	}
-	rc = mountpoint_prepare(opts.mountpoint);
-	if (rc < 0) {
-		status = rc == -EBUSY || rc == -ENOTDIR ? 2 : 1;
-		goto out_session;
-	}
-	block_signals(&sigs);
-	if (fuse_session_mount(se, opts.mountpoint) != 0)
+	status = mount_at(opts.mountpoint);
+	if (status != 0)
 		goto out_session;
 	fuse_daemonize(opts.foreground);
 	if (!opts.foreground)
