@@ -7,7 +7,8 @@
 # SIGINT ends it cleanly like SIGTERM (t25). After SIGKILL the mount gives
 # ENOTCONN; a new sessionfs started there unmounts the dead mount (one log
 # line) and serves. A dead FUSE mount that is not a sessionfs is left
-# alone, and a plain empty directory still mounts.
+# alone, a plain empty directory still mounts, and a start on a stopped
+# (SIGSTOP) sessionfs is refused after 5 s rather than hanging.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -180,6 +181,14 @@ fi
 if sfs_start_mount "plain"; then
 	assert_eq 0 "$(log_count "unmounted a dead")" "plain: nothing is said about a dead mount"
 	assert_eq hi "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "plain: it serves"
+	# a stopped daemon never answers: the new one gives up after 5 s
+	# instead of hanging too
+	kill -STOP "$SFS_PID"
+	t0=$(now_ms)
+	refused "a sessionfs on a stopped one" 1 "does not answer" "$MNT"
+	kill -CONT "$SFS_PID"
+	assert_lt "$(($(now_ms) - t0))" 9000 "stopped: refused within 9 s" " ms"
+	assert_eq hi "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "stopped: once continued, it serves"
 	sfs_check_umount "plain"
 fi
 
