@@ -9,8 +9,9 @@
  *     cat MOUNTPOINT/sessions/build/stdout
  *     fusermount3 -u MOUNTPOINT
  *
- * This file owns the command line, the mount and the one event loop that
- * serves /dev/fuse beside the sessions' pipes, child exits and timers.
+ * This file owns the command line, the mount, the daemon's signals and
+ * the one event loop that serves /dev/fuse beside the sessions' pipes,
+ * child exits and timers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "files.h"
+#include "mountpoint.h"
 #include "ops.h"
 #include "park.h"
 #include "sessions/log.h"
@@ -73,13 +75,26 @@ static void on_fuse(struct loop_watch *w, uint32_t events)
 	}
 }
 
+/* SIGTERM and SIGINT end sessionfs cleanly. SIGHUP, SIGUSR1 and SIGUSR2
+ * would otherwise kill it without unmounting (or, for SIGHUP, end every
+ * session when a terminal closes): sessions are worth more, and there is
+ * neither a log file to reopen nor settings to reload, so they are noted
+ * and ignored. They are blocked rather than SIG_IGN, which the sessions'
+ * shells would inherit. */
 static void on_signal(struct loop_watch *w, uint32_t events)
 {
 	struct signalfd_siginfo si;
 
 	(void)events;
-	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
-		begin_shutdown(strsignal((int)si.ssi_signo));
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGTERM || sig == SIGINT)
+			begin_shutdown(strsignal(sig));
+		else
+			log_msg(LOG_INFO, "%s (from pid %u): ignored",
+				strsignal(sig), si.ssi_pid);
+	}
 }
 
 static void usage(const char *prog)
@@ -172,15 +187,24 @@ static int configure(struct fuse_args *args)
 	return rc;
 }
 
+/* Blocked from before the mount on, so that none of them can kill
+ * sessionfs between the mount and the loop; the loop reads them. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, set, NULL);
+}
+
 static int watch_signals(void)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	block_signals(&set);
 	sig_w.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	sig_w.fn = on_signal;
 	return sig_w.fd < 0 ? -errno : loop_add(&sig_w, EPOLLIN);
@@ -228,6 +252,18 @@ static int serve(void)
 	return rc < 0 ? 1 : 0;
 }
 
+/* Mounts on mountpoint once it is fit for that: 0, or the exit status. */
+static int mount_at(const char *mountpoint)
+{
+	sigset_t sigs;
+	int rc = mountpoint_prepare(mountpoint);
+
+	if (rc < 0)
+		return rc == -EBUSY || rc == -ENOTDIR ? 2 : 1;
+	block_signals(&sigs);
+	return fuse_session_mount(se, mountpoint) == 0 ? 0 : 1;
+}
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -266,7 +302,8 @@ int main(int argc, char *argv[])
 			2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
 	}
-	if (fuse_session_mount(se, opts.mountpoint) != 0)
+	status = mount_at(opts.mountpoint);
+	if (status != 0)
 		goto out_session;
 	fuse_daemonize(opts.foreground);
 	if (!opts.foreground)
