@@ -8,15 +8,16 @@ Usage: sessions_1000.py MNT DAEMON_PID [N]     (N defaults to 1000)
 1. It makes the session MNT/sessions/bench-s1k-PID-other and measures
    there, with no other session of its own, the baseline: `ls sessions`
    (os.listdir, median of 20) and a round trip of `true` (median of 100).
-2. It reads MemAvailable, the daemon's VmRSS and the summed Pss of the
-   daemon's children (the shells), then, timed as one: for each of N
+2. It reads MemAvailable, the daemon's VmRSS and the summed Pss and page
+   tables of the daemon's children (the shells), then, timed as one: for each of N
    sessions bench-s1k-PID-K, mkdir and one round trip of `true`
    (open/write/close cmd, open/read/close exit, which must say 0).
    Target: <= 2 s for 1000. After 1 s to settle, the daemon's VmRSS
    (target <= 32 MiB) and the memory per idle session: (MemAvailable
    before - after) / N, shell included (target <= 512 KiB), and the Pss
-   of the daemon's children per session beside it (what the shells hold;
-   MemAvailable moves with everything else the machine does). Then `ls
+   plus page tables of the daemon's children per session beside it (what
+   the shells hold; MemAvailable moves with everything else the machine
+   does, and on a shared machine says little). Then `ls
    sessions` and the round trip in the other session again.
 3. In each of the N sessions it starts `sleep 30` (a child `sh` writes
    cmd, whose close blocks; once every status says running the writers
@@ -55,15 +56,23 @@ def meminfo_kib(key):
 
 
 def vmrss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
+    kib = status_kib(pid, "VmRSS")
+    if not kib:
+        raise sb.BenchError("no VmRSS for pid %d" % pid)
+    return kib
+
+
+def status_kib(pid, key):
+    with open("/proc/%s/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1])
-    raise sb.BenchError("no VmRSS for pid %d" % pid)
+    return 0
 
 
 def children_pss_kib(pid):
-    """(summed Pss, count) of the processes whose parent is pid."""
+    """(summed Pss plus page tables, count) of the processes whose parent
+    is pid: what the shells hold, kernel stacks and pipes apart."""
     total = n = 0
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -76,7 +85,7 @@ def children_pss_kib(pid):
             with open("/proc/%s/smaps_rollup" % d) as f:
                 for line in f:
                     if line.startswith("Pss:"):
-                        total += int(line.split()[1])
+                        total += int(line.split()[1]) + status_kib(d, "VmPTE")
                         n += 1
                         break
         except (OSError, ValueError, IndexError):
@@ -133,7 +142,8 @@ def wait_until(what, test, items):
         if not left:
             break
         if time.monotonic() >= end:
-            raise sb.BenchError("%d of %d not %s after %d s" % (len(left), len(items), what, WAIT_S))
+            raise sb.BenchError("%d of %d not %s after %d s"
+                                % (len(left), len(items), what, WAIT_S))
         time.sleep(0.01)
 
 
@@ -174,16 +184,14 @@ class Bench:
                  "(target <= 2 s for 1000)" % (self.n, total_s))
         self.say("sessions_1000: daemon VmRSS %.1f MiB after (%.1f MiB before; target <= 32 MiB) | "
                  "memory per idle session %.0f KiB from MemAvailable (target <= 512 KiB) | "
-                 "Pss of the daemon's %d children %.0f KiB per session"
+                 "Pss + page tables of the daemon's %d children %.0f KiB per session"
                  % (rss1 / 1024, rss0 / 1024, (avail0 - avail1) / self.n,
                     kids, (pss1 - pss0) / self.n))
 
     def park_all(self):
-        writers = {}
         for s in self.many:
-            pid = spawn(["/bin/sh", "-c", 'printf "sleep %d\\n" > "$1"' % SLEEP, "sh", s.cmd])
-            self.kids.add(pid)
-            writers[pid] = s
+            script = 'printf "sleep %d\\n" > "$1"' % SLEEP
+            self.kids.add(spawn(["/bin/sh", "-c", script, "sh", s.cmd]))
         wait_until("running", running, self.many)
         if sb.kill_all(self.kids, 10):
             raise sb.BenchError("%d writers of cmd not reaped" % len(self.kids))
@@ -221,7 +229,8 @@ class Bench:
             errs += not s.remove()
         errs += not self.other.remove()
         if made:
-            self.say("sessions_1000: rmdir of %d sessions in %.2f s" % (made, (sb.now_us() - t0) / 1e6))
+            self.say("sessions_1000: rmdir of %d sessions in %.2f s"
+                     % (made, (sb.now_us() - t0) / 1e6))
         return errs
 
 
