@@ -9,6 +9,10 @@ packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 # the examples are run too: Python and Node.js (unless already on PATH)
 command -v python3 >/dev/null || packages+=(python3)
 command -v node >/dev/null || packages+=(nodejs)
+# the benchmarks' baselines: pexpect (idle_latency's client on a pty) and
+# tmux (unless Python already has the one and PATH the other)
+python3 -c 'import pexpect' 2>/dev/null || packages+=(python3-pexpect)
+command -v tmux >/dev/null || packages+=(tmux)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -1,27 +1,49 @@
 #!/bin/bash
 # Runs the sessionfs benchmarks: exec_latency (the cost of one command run
-# through the files, against spawning `bash -c true`), throughput (1 GiB
-# of output through stdout, against a shell writing it to a file) and
-# parked (that round trip with 1000 readers blocked on exit and stream of
-# other sessions, against none).
+# through the files, against spawning `bash -c true`, in separate phases
+# and interleaved), throughput (1 GiB of output through stdout, against a
+# shell writing it to a file), parked (that round trip with 1000 readers
+# blocked on exit and stream of other sessions, against none), and the
+# Python ones: idle_latency (the round trip after 20 ms and 1 s idle,
+# against a spawn, pexpect and a bash on pipes), sessions_1000 (making
+# 1000 sessions, their memory, the tree with a reader blocked on each)
+# and stream_latency (a printed byte reaching a reader of stream, against
+# a pipe).
 #
-# Usage: tests/bench/run.sh BUILD_DIR
+# Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
 # Mounts BUILD_DIR/sessionfs -f on a temporary directory, runs the
-# benchmarks (at most 300 s each) and always unmounts. The benchmarks are
+# benchmarks (all, or the ones named; each at most 300 s, idle_latency
+# longer when its counts are raised) and always unmounts. The C ones are
 # taken from BUILD_DIR/tests/bench/, or compiled from this directory with
-# ${CC:-cc} if the build lacks one. Extra daemon options may be given in
-# SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS and
-# PARKED_N change the sizes.
+# ${CC:-cc} if the build lacks one; the Python ones (python3, and pexpect
+# for idle_latency) run from this directory with the mount and the
+# daemon's pid as arguments. Extra daemon options may be given in
+# SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
+# PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
+# daemon's max_sessions less 2), STREAM_LATENCY_N and
+# STREAM_LATENCY_N_IDLE change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 BUILD_DIR" >&2
+if [ $# -lt 1 ]; then
+	echo "usage: $0 BUILD_DIR [NAME...]" >&2
 	exit 2
 fi
 build=$(cd "$1" && pwd) || exit 2
+shift
+all="exec_latency throughput parked idle_latency sessions_1000 stream_latency"
+wanted=${*:-$all}
+for b in $wanted; do
+	case " $all " in
+	*" $b "*) ;;
+	*)
+		echo "run.sh: no benchmark $b (there are: $all)" >&2
+		exit 2
+		;;
+	esac
+done
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
 daemon=$build/sessionfs
 if [ ! -x "$daemon" ]; then
@@ -104,21 +126,46 @@ echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "daemon: $daemon"
 
-# TERM at 300 s (the benchmarks then remove what they made), KILL 10 s later.
+# Runs benchmark $1 (if wanted) under a timeout of $2 s: TERM then (the
+# benchmarks remove what they made), KILL 10 s later.
 status=0
-timeout -k 10 300 "$bins/exec_latency" "$mnt" "${EXEC_LATENCY_N:-2000}" || {
-	echo "run.sh: exec_latency failed (status $?)" >&2
-	status=1
+wants() {
+	case " $wanted " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
 }
-timeout -k 10 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}" || {
-	echo "run.sh: throughput failed (status $?)" >&2
-	status=1
+bench() {
+	local name=$1 limit=$2 rc
+	shift 2
+	wants "$name" || return 0
+	timeout -k 10 "$limit" "$@"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "run.sh: $name failed (status $rc)" >&2
+		status=1
+	fi
 }
-timeout -k 10 300 "$bins/parked" "$mnt" "${PARKED_READERS:-1000}" \
-	"${PARKED_N:-1000}" || {
-	echo "run.sh: parked failed (status $?)" >&2
+
+bench exec_latency 300 "$bins/exec_latency" -i "$mnt" "${EXEC_LATENCY_N:-2000}"
+bench throughput 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}"
+bench parked 300 "$bins/parked" "$mnt" "${PARKED_READERS:-1000}" \
+	"${PARKED_N:-1000}"
+# The Python ones: -B writes no __pycache__ into the tree, -u keeps the
+# order of their lines with the rest.
+if wants idle_latency && ! python3 -c 'import pexpect' 2>/dev/null; then
+	echo "run.sh: idle_latency needs python3 and pexpect" \
+		"(tests/install-deps.sh installs python3-pexpect)" >&2
 	status=1
-}
+else
+	# 5 ways a round: about 0.2 s after 20 ms idle and 5.1 s after 1 s.
+	n20=${IDLE_LATENCY_N:-100} n1s=${IDLE_LATENCY_N1S:-30}
+	bench idle_latency $((120 + n20 / 2 + n1s * 8)) \
+		python3 -Bu "$here/idle_latency.py" "$mnt" "$pid"
+fi
+bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
+	"${SESSIONS_N:-1000}"
+bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
