@@ -379,6 +379,21 @@ done
 assert_eq "${HOME_OF[u1]}" "$(urun u1 "$S1" 'cd && pwd')" "u1's run: cd goes to its home"
 assert_eq "${HOME_OF[u2]}" "$(urun u2 "$S2" 'cd && pwd')" "u2's run: cd goes to its home"
 
+# the run's cgroup stays root's: its owner cannot raise its own limits
+CG_SCRIPT='cg=$(awk -F: '\''$1 == "0" { print $3 }'\'' /proc/self/cgroup)
+top=$(awk '\''{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "cgroup2") { print $5; exit } }'\'' /proc/self/mountinfo)
+d=$top$cg
+if [ -z "$top" ] || [ ! -d "$d" ]; then echo none
+elif [ -w "$d" ] || [ -w "$d/cgroup.procs" ] || [ -w "$d/pids.max" ] || [ -w "$d/memory.max" ]; then
+	echo "writable $(stat -c %u "$d") $d"
+else echo "root-only $(stat -c %u "$d")"; fi'
+got=$(urun u1 "$S1" "$CG_SCRIPT")
+if [ "$got" = none ]; then
+	pass "u1's run: cgroup: skip (no cgroup2 directory of the run)"
+else
+	assert_eq "root-only 0" "$got" "u1's run: its cgroup directory is root's and not writable by u1"
+fi
+
 # the matrix
 attack u2 u1 "$S1"
 attack u1 u2 "$S2"
