@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 	ninja-build pkg-config curl psmisc)
+# t51 runs the mount inside a bwrap sandbox; t52 parses the container examples' yaml
+packages+=(bubblewrap python3-yaml)
 # the examples are run too: Python and Node.js (unless already on PATH)
 command -v python3 >/dev/null || packages+=(python3)
 command -v node >/dev/null || packages+=(nodejs)

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# t52_container_examples: examples/container/ checked by parsing, as no
+# container engine runs here (issue 11, item 8). daemonset.yaml: a
+# DaemonSet, privileged, /dev/fuse from the host, the hostPath shared
+# directory with Bidirectional propagation, a liveness probe that reads
+# MOUNTPOINT/health under timeout (and its timeoutSeconds lets that timeout
+# act first). consumer-pod.yaml: the same hostPath with HostToContainer,
+# NODE_NAME from the downward API. Dockerfile: every FROM is debian:12, the
+# build deps, meson setup/ninja/meson install, the runtime libraries, the
+# mount point made, ENTRYPOINT ["sessionfs","-f","-o","allow_other",
+# MOUNTPOINT]. The mount point is a directory below the shared directory
+# (so that a consumer sees a restart), the same in all of them and in the
+# README's docker run lines (daemon: /dev/fuse, SYS_ADMIN, rshared;
+# consumer: rslave). Nothing is mounted.
+# shellcheck disable=SC2016
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+EX=$(cd "$(dirname "$0")/../../examples/container" 2>/dev/null && pwd)
+SHARED=/srv/sfs   # the directory shared with the consumers
+MP=$SHARED/mnt    # sessionfs's mount point, below it
+
+for f in Dockerfile daemonset.yaml consumer-pod.yaml README.md; do
+	assert_true "examples/container/$f exists" "missing" test -f "$EX/$f"
+done
+
+# ---------------------------------------------------------------- yaml
+
+PY=
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import yaml' 2>/dev/null; then
+		PY=$p
+		break
+	fi
+done
+
+# the checks, in Python: one line "ok NAME" or "not ok NAME: why" each
+read -r -d '' YAML_CHECKS <<'EOF'
+import sys, yaml
+
+ex, shared, mp = sys.argv[1:4]
+def say(ok, name, why=""):
+    print(("ok " if ok else "not ok ") + name + ("" if ok else ": " + why))
+
+def load(name):
+    with open(ex + "/" + name) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d is not None]
+    say(len(docs) == 1, name + ": one yaml document", "%d documents" % len(docs))
+    return docs[0] if docs else {}
+
+def mounts_at(container, path):
+    return [m for m in container.get("volumeMounts", []) if m.get("mountPath") == path]
+
+def host_path(spec, volume):
+    for v in spec.get("volumes", []):
+        if v.get("name") == volume:
+            return (v.get("hostPath") or {}).get("path")
+    return None
+
+def check_mount(name, spec, container, path, mode):
+    ms = mounts_at(container, path)
+    say(len(ms) == 1, name + ": a volume mounted at " + path, "volumeMounts: %r" % container.get("volumeMounts"))
+    if not ms:
+        return
+    got = ms[0].get("mountPropagation")
+    say(got == mode, name + ": " + path + " has mountPropagation " + mode, "it has %r" % got)
+    hp = host_path(spec, ms[0].get("name"))
+    say(hp == path, name + ": " + path + " is the hostPath " + path, "its volume is %r" % hp)
+
+ds = load("daemonset.yaml")
+say(ds.get("kind") == "DaemonSet" and ds.get("apiVersion") == "apps/v1",
+    "daemonset.yaml: kind DaemonSet, apps/v1", "%r %r" % (ds.get("kind"), ds.get("apiVersion")))
+spec = ds.get("spec", {}).get("template", {}).get("spec", {})
+cs = spec.get("containers", [])
+c = cs[0] if cs else {}
+say(len(cs) == 1, "daemonset.yaml: one container", "%d" % len(cs))
+say((c.get("securityContext") or {}).get("privileged") is True,
+    "daemonset.yaml: the container is privileged", "securityContext: %r" % c.get("securityContext"))
+fuse = mounts_at(c, "/dev/fuse")
+say(len(fuse) == 1 and host_path(spec, fuse[0].get("name")) == "/dev/fuse",
+    "daemonset.yaml: /dev/fuse is the host's /dev/fuse", "volumeMounts: %r" % c.get("volumeMounts"))
+check_mount("daemonset.yaml", spec, c, shared, "Bidirectional")
+probe = c.get("livenessProbe") or {}
+cmd = (probe.get("exec") or {}).get("command") or []
+say(cmd[:1] == ["timeout"] and len(cmd) >= 4 and cmd[2:] == ["cat", mp + "/health"],
+    "daemonset.yaml: the liveness probe is `timeout N cat " + mp + "/health`", "command: %r" % cmd)
+try:
+    t = float(cmd[1])
+except (IndexError, ValueError):
+    t = None
+ts = probe.get("timeoutSeconds")
+say(t is not None and isinstance(ts, int) and ts > t,
+    "daemonset.yaml: the probe's timeoutSeconds is above its timeout (the timeout acts first)",
+    "timeout %r, timeoutSeconds %r" % (t, ts))
+say(isinstance(probe.get("periodSeconds"), int), "daemonset.yaml: the probe has a periodSeconds", "%r" % probe)
+inits = spec.get("initContainers", [])
+say(any(mp in " ".join(i.get("command", [])) and "mkdir" in " ".join(i.get("command", [])) for i in inits),
+    "daemonset.yaml: an init container makes " + mp, "initContainers: %r" % inits)
+say(all(mounts_at(i, shared) for i in inits), "daemonset.yaml: the init containers mount " + shared,
+    "initContainers: %r" % inits)
+
+pod = load("consumer-pod.yaml")
+say(pod.get("kind") == "Pod", "consumer-pod.yaml: kind Pod", "%r" % pod.get("kind"))
+pspec = pod.get("spec", {})
+pc = (pspec.get("containers") or [{}])[0]
+check_mount("consumer-pod.yaml", pspec, pc, shared, "HostToContainer")
+say(not (pc.get("securityContext") or {}).get("privileged"), "consumer-pod.yaml: the consumer is not privileged",
+    "securityContext: %r" % pc.get("securityContext"))
+env = {e.get("name"): e for e in pc.get("env", [])}
+ref = ((env.get("NODE_NAME") or {}).get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath")
+say(ref == "spec.nodeName", "consumer-pod.yaml: NODE_NAME comes from spec.nodeName", "%r" % ref)
+script = " ".join(pc.get("command", []) + pc.get("args", []))
+say(mp + "/sessions" in script, "consumer-pod.yaml: the consumer uses " + mp + "/sessions", "command: %r" % script[:200])
+EOF
+
+if [ -z "$PY" ]; then
+	pass "yaml: skip (no python3 with the yaml module; tests/install-deps.sh installs python3-yaml)"
+else
+	out=$(timeout 30 "$PY" -c "$YAML_CHECKS" "$EX" "$SHARED" "$MP" 2>"$SFS_TMP/py.err")
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) pass "${line#ok }" ;;
+		"not ok "*)
+			line=${line#not ok }
+			fail "${line%%: *}" "${line#*: }"
+			;;
+		esac
+	done <<<"$out"
+	assert_eq 0 "$rc" "the yaml checks ran to their end" || note "$(head -c 400 "$SFS_TMP/py.err" | tr '\n' ' ')"
+fi
+
+# ---------------------------------------------------------------- Dockerfile
+
+DF=$EX/Dockerfile
+# lines: continuation lines joined, comments dropped
+df_lines() { sed -e '/^[[:space:]]*#/d' "$DF" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta'; }
+froms=$(df_lines | grep -E '^FROM ')
+assert_true "Dockerfile: there is a FROM" "none" test -n "$froms"
+bad=$(printf '%s\n' "$froms" | grep -vE '^FROM debian:12([-.][^ ]*)?( AS [A-Za-z0-9_-]+)?[[:space:]]*$')
+assert_eq "" "$bad" "Dockerfile: every FROM is debian:12"
+runs=$(df_lines | grep -E '^RUN ')
+for pkg in gcc libc6-dev pkg-config meson ninja-build libfuse3-dev libconfig-dev fuse3 libfuse3-3 libconfig9 bash; do
+	assert_true "Dockerfile: apt-get installs $pkg" "no RUN line installs it" \
+		bash -c 'grep "apt-get install" <<<"$1" | grep -qw -- "$2"' _ "$runs" "$pkg"
+done
+for step in 'meson setup .* --buildtype=release' 'ninja -C' 'meson install .*--destdir' "mkdir -p $MP"; do
+	assert_true "Dockerfile: RUN ... $step" "no RUN line matches" bash -c 'grep -qE -- "$2" <<<"$1"' _ "$runs" "$step"
+done
+ep=$(df_lines | grep -E '^ENTRYPOINT ' | tail -n 1)
+ep=${ep#ENTRYPOINT }
+want="[\"sessionfs\",\"-f\",\"-o\",\"allow_other\",\"$MP\"]"
+if [ -n "$PY" ]; then
+	got=$("$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]), separators=(",", ":")))' "$ep" 2>&1)
+else
+	got=${ep//[[:space:]]/}
+fi
+assert_eq "$want" "$got" "Dockerfile: ENTRYPOINT is the exec form of sessionfs -f -o allow_other $MP"
+assert_eq "$SHARED" "$(dirname "$MP")" "the mount point $MP is directly below the shared directory $SHARED"
+
+# ---------------------------------------------------------------- README
+
+RD=$EX/README.md
+# the docker run lines of the README (continuations joined)
+dr=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$RD" | grep -E '^[[:space:]]*docker run ')
+daemon=$(grep -e '--device /dev/fuse' <<<"$dr")
+consumer=$(grep -e ':rslave' <<<"$dr")
+assert_eq 1 "$(grep -c . <<<"$daemon")" "README: one docker run line for the daemon (--device /dev/fuse)"
+assert_eq 1 "$(grep -c . <<<"$consumer")" "README: one docker run line for a consumer (:rslave)"
+for w in '--cap-add SYS_ADMIN' "-v $SHARED:$SHARED:rshared"; do
+	assert_true "README: the daemon's line has $w" "it is: $daemon" bash -c 'grep -qF -e "$2" <<<"$1"' _ "$daemon" "$w"
+done
+assert_true "README: the consumer's line has -v $SHARED:$SHARED:rslave" "it is: $consumer" \
+	bash -c 'grep -qF -e "$2" <<<"$1"' _ "$consumer" "-v $SHARED:$SHARED:rslave"
+assert_true "README: the consumer's line uses $MP/sessions" "it is: $consumer" \
+	bash -c 'grep -qF -e "$2" <<<"$1"' _ "$consumer" "$MP/sessions/"
+assert_true "README: the host makes $MP" "no 'mkdir -p $MP' line" grep -qxF "mkdir -p $MP" "$RD"
+assert_true "README: the Dockerfile's build line" "no 'docker build -f examples/container/Dockerfile'" \
+	grep -qF 'docker build -f examples/container/Dockerfile' "$RD"
+other=$(grep -oE '/srv/[A-Za-z0-9_./-]*' "$RD" "$EX/Dockerfile" "$EX"/*.yaml | cut -d: -f2- |
+	grep -vE "^($SHARED|$MP)(/(sessions|health)(/.*)?)?/?\$" | sort -u | tr '\n' ' ')
+assert_eq "" "$other" "the examples name no /srv path but $SHARED, $MP and their files"
+assert_true "README: says what was run and what was not" "no such section" \
+	grep -q '^## What was run, what was not' "$RD"
+
+SFS_DONE=1
+exit 0
