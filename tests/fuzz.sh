@@ -8,6 +8,9 @@
 # Usage: tests/fuzz.sh [NAME...]   (names: ctl names env export frame conf)
 #   FUZZ_SECONDS  time per harness (default 30)
 #   FUZZ_BUILD    build directory (default build-fuzz)
+#   FUZZ_COVERAGE=1  then replays every corpus in a build with clang's
+#                 source coverage ($FUZZ_BUILD-cov) and prints how much of
+#                 each parser file the corpora reach
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +44,7 @@ if ! command -v clang >/dev/null || ! has_libfuzzer; then
 fi
 
 # werror off: the project's -Wno-format-truncation is unknown to clang.
+# shellcheck disable=SC2054 # the comma is meson's list, not bash's
 opts=(-Dfuzz=true -Dwerror=false -Db_lundef=false
 	-Db_sanitize=address,undefined -Dbuildtype=debugoptimized
 	"-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all")
@@ -86,4 +90,42 @@ for name in "${all[@]}"; do
 		fi
 	fi
 done
+[ "${FUZZ_COVERAGE:-0}" = 1 ] || exit $status
+
+cov=$dir-cov
+copts=(-Dfuzz=true -Dwerror=false -Db_lundef=false -Dbuildtype=debug
+	"-Dc_args=-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping"
+	-Dc_link_args=-fprofile-instr-generate)
+echo "== coverage build ($cov)"
+# meson runs what it compiles to check the compiler: no profile from that
+export LLVM_PROFILE_FILE=/dev/null
+if [ -f "$cov/build.ninja" ]; then
+	meson configure "$cov" "${copts[@]}" >/dev/null
+else
+	CC=clang meson setup "$cov" "${copts[@]}" >/dev/null
+fi
+ninja -C "$cov" "${all[@]/#/tests/fuzz/fuzz_}" >/dev/null
+rm -rf "$cov/profiles"
+mkdir -p "$cov/profiles"
+objects=()
+for name in "${all[@]}"; do
+	bin=$cov/tests/fuzz/fuzz_$name
+	LLVM_PROFILE_FILE=$cov/profiles/$name.profraw "$bin" -runs=0 \
+		"$dir/fuzz-corpus/$name" "tests/fuzz/corpus/$name" >/dev/null 2>&1 ||
+		true
+	objects+=(-object "$bin")
+done
+llvm-profdata merge -sparse -o "$cov/profiles/all.profdata" \
+	"$cov"/profiles/*.profraw
+echo "== coverage by the corpora (lines, branches)"
+llvm-cov report "${objects[@]:1}" -instr-profile="$cov/profiles/all.profdata" |
+	awk '$1 ~ /^(sessions|conf)\/(ctl|names|envmap|shell|load)\.c$/ {
+		printf "%-20s lines %7s  branches %7s\n", $1, $10, $13 }'
+# shell.c is mostly spawning: its parser alone
+if [[ " ${all[*]} " == *" frame "* ]]; then
+	missed=$(llvm-cov show -instr-profile="$cov/profiles/all.profdata" \
+		"$cov/tests/fuzz/fuzz_frame" -name=shell_parse_frame |
+		grep -cE '^ *[0-9]+\| +0\|' || true)
+	echo "shell_parse_frame    lines never run: $missed"
+fi
 exit $status

@@ -27,6 +27,28 @@ static void well_formed(const struct envmap *m)
 	}
 }
 
+/* What a shell started from the set gets: NAME=VALUE, in order. */
+static void check_envp(const struct envmap *m)
+{
+	char **envp = envmap_envp(m);
+	size_t i = 0;
+
+	if (!envp)
+		return;
+	for (; envp[i]; i++) {
+		const struct envvar *e = m->v[i];
+		size_t nl = strlen(e->name);
+
+		FUZZ_CHECK(i < m->n && strncmp(envp[i], e->name, nl) == 0 &&
+				   envp[i][nl] == '=' &&
+				   strcmp(envp[i] + nl + 1, e->value) == 0,
+			   "envp[%zu] is '%s'", i, envp[i]);
+		free(envp[i]);
+	}
+	FUZZ_CHECK(i == m->n, "envp has %zu of %zu", i, m->n);
+	free(envp);
+}
+
 /* The set printed with style st and read back. */
 static void reprint(const struct envmap *m, const struct export_style *st)
 {
@@ -65,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(envmap_parse_export(&m, (const char *)data, size) == 0,
 		   "parse failed");
 	well_formed(&m);
+	check_envp(&m);
 	reprint(&m, &st);
 	/* what a session does with it: ids kept for names that stay */
 	envmap_init(&dst, OBJ_ENVVAR, NULL);
