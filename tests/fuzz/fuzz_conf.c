@@ -14,23 +14,23 @@
 static char path[64];
 static int fd = -1;
 
-static void cleanup(void)
-{
-	unlink(path);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	char tmpl[64];
+
 	(void)argc;
 	(void)argv;
 	/* tmpfs when there is one: a write to disk costs more than a parse */
-	strcpy(path, access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-	strcat(path, "/sfs-fuzz-conf-XXXXXX");
-	fd = mkstemp(path);
+	strcpy(tmpl, access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	strcat(tmpl, "/sfs-fuzz-conf-XXXXXX");
+	fd = mkstemp(tmpl);
 	if (fd < 0)
 		abort();
-	atexit(cleanup);
+	/* gone at once, so that a crash leaves nothing behind; the loader
+	 * opens it again through /proc */
+	unlink(tmpl);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return 0;
 }
 
