@@ -85,7 +85,7 @@ static int raw_int(const char *path, int line, const char *name, long long *v)
 	if (!p || !((*p >= '0' && *p <= '9') || *p == '-'))
 		return -1;
 	errno = 0;
-	*v = strtoll(p, &end, 0);
+	*v = strtoll(p, &end, strncasecmp(p, "0x", 2) == 0 ? 16 : 10);
 	return errno || end == p ? -1 : 0;
 }
 

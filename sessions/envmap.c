@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "envmap.h"
+#include "names.h"
 
 void envmap_init(struct envmap *m, enum obj_kind kind, void *owner)
 {
@@ -284,8 +285,11 @@ static int parse_decl(struct envmap *m, const char *s, size_t len, size_t *i,
 	}
 	if (rc == 0)
 		rc = push(&name, '\0');
-	/* "declare -x NAME" alone is exported but unset: not in environ. */
-	if (rc == 0 && !skip && has_val)
+	/* "declare -x NAME" alone is exported but unset: not in environ.
+	 * The text may not be bash's (the EXIT trap's file "env" is the
+	 * user's to overwrite): a name or value env/ could not hold is out. */
+	if (rc == 0 && !skip && has_val && name_env_valid(name.p) &&
+	    name_env_value_valid(val.p ? val.p : "", val.n))
 		rc = envmap_set(m, name.p, val.p ? val.p : "", val.n);
 	free(name.p);
 	free(val.p);

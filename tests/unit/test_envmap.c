@@ -503,6 +503,28 @@ START_TEST(parse_cut)
 }
 END_TEST
 
+/* Text that is not bash's (a user may overwrite the file "env" from an
+ * EXIT trap): names that are not variable names and values with a NUL
+ * stay out, or env/ could not list them (found by tests/fuzz). */
+START_TEST(parse_invalid_names)
+{
+	struct envmap m;
+
+	envmap_init(&m, OBJ_NONE, NULL);
+	parse(&m, "declare -x a/b=\"1\"\n"
+		  "declare -x =\"2\"\n"
+		  "declare -x ..=\"3\"\n"
+		  "declare -x 9X=\"4\"\n"
+		  "declare -x A B=\"5\"\n"
+		  "declare -x Z=$'x\\0y'\n"
+		  "declare -x C=$'\\c@'\n"
+		  "export OK=\"6\"\n");
+	ck_assert_str_eq(names(&m), "OK");
+	want_s(&m, "OK", "6");
+	envmap_free(&m);
+}
+END_TEST
+
 /* Parsing empties the set first, and keeps nothing from before. */
 START_TEST(parse_replaces)
 {
@@ -796,6 +818,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, parse_multiline);
 	tcase_add_test(tc, parse_junk);
 	tcase_add_test(tc, parse_cut);
+	tcase_add_test(tc, parse_invalid_names);
 	tcase_add_test(tc, parse_replaces);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bash");
