@@ -67,26 +67,76 @@ static int set_string(const config_setting_t *s, const char *path,
 	return *dst ? 0 : -ENOMEM;
 }
 
-/* The integer as written on its line: libconfig 1.5 silently wraps
- * values past 32 bits that lack an L suffix. Returns 0 and *v, or -1
- * (then libconfig's value stands). */
+/* Past what cannot hold a setting's name at p: a string, a comment, or
+ * one character; counts the lines it passes in *line. */
+static const char *skip_other(const char *p, int *line)
+{
+	const char *e = NULL;
+
+	if (*p == '"') {
+		for (e = p + 1; *e && *e != '"'; e++)
+			if (*e == '\\' && e[1])
+				e++;
+	} else if (p[0] == '/' && p[1] == '*') {
+		e = strstr(p + 2, "*/");
+		e = e ? e + 1 : p + strlen(p) - 1;
+	} else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+		e = p + strcspn(p, "\n") - 1;
+	}
+	for (const char *q = p; e && q <= e && *q; q++)
+		*line += *q == '\n';
+	if (!e)
+		*line += *p == '\n';
+	return e && *e ? e + 1 : (e ? e : p + 1);
+}
+
+/* The value of setting name on line in text, as written. */
+static const char *find_value(const char *text, int line, const char *name)
+{
+	size_t len = strlen(name);
+	int n = 1;
+
+	for (const char *p = text; *p && n <= line;) {
+		size_t w = strspn(p, "abcdefghijklmnopqrstuvwxyz"
+				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_*-");
+		if (w == 0) {
+			p = skip_other(p, &n);
+			continue;
+		}
+		if (n == line && w == len && strncmp(p, name, len) == 0) {
+			p += len + strspn(p + len, " \t");
+			return *p == '=' || *p == ':' ?
+				       p + 1 + strspn(p + 1, " \t") :
+				       NULL;
+		}
+		p += w;
+	}
+	return NULL;
+}
+
+/* The integer as written at its setting: libconfig 1.5 silently wraps
+ * values past 32 bits that lack an L suffix. The file is scanned as
+ * libconfig does, so a string or a comment that holds the name does not
+ * count. Returns 0 and *v, or -1 (then libconfig's value stands). */
 static int raw_int(const char *path, int line, const char *name, long long *v)
 {
 	FILE *f = fopen(path, "re");
-	char buf[4096], *p = NULL, *end;
-	int n = 0;
+	char *text = NULL, *end;
+	const char *p = NULL;
+	size_t cap = 0;
+	int rc = -1;
 
-	while (f && n < line && fgets(buf, sizeof(buf), f))
-		n++;
+	if (f && getdelim(&text, &cap, '\0', f) >= 0)
+		p = find_value(text, line, name);
+	if (p && ((*p >= '0' && *p <= '9') || *p == '-')) {
+		errno = 0;
+		*v = strtoll(p, &end, strncasecmp(p, "0x", 2) == 0 ? 16 : 10);
+		rc = errno || end == p ? -1 : 0;
+	}
 	if (f)
 		fclose(f);
-	if (n == line && (p = strstr(buf, name)))
-		p += strspn(p + strlen(name), " \t=:") + strlen(name);
-	if (!p || !((*p >= '0' && *p <= '9') || *p == '-'))
-		return -1;
-	errno = 0;
-	*v = strtoll(p, &end, strncasecmp(p, "0x", 2) == 0 ? 16 : 10);
-	return errno || end == p ? -1 : 0;
+	free(text);
+	return rc;
 }
 
 static int set_uint(const config_setting_t *s, const char *path,

@@ -1,5 +1,6 @@
 /* test_conf.c - integers in the configuration file (conf_load). */
 #include <errno.h>
+#include <string.h>
 #include "unit.h"
 #include "conf/conf.h"
 
@@ -49,6 +50,38 @@ START_TEST(past_32_bits)
 }
 END_TEST
 
+/* Only the setting itself counts, not its name in a string or a comment
+ * (found by tests/fuzz/fuzz_conf.c), and lines of any length. */
+START_TEST(name_in_strings_and_comments)
+{
+	ck_assert_int_eq(load("workspace = \"/history=7\"; history = 5;\n"), 0);
+	ck_assert_uint_eq(conf.history, 5);
+	ck_assert_int_eq(load("/* history = 9 */ history = 5;\n"), 0);
+	ck_assert_uint_eq(conf.history, 5);
+	ck_assert_int_eq(load("# history = 9\nhistory = 6; // history = 8\n"),
+			 0);
+	ck_assert_uint_eq(conf.history, 6);
+	ck_assert_int_eq(load("/* a\nhistory = 9\n*/ history = 4;\n"), 0);
+	ck_assert_uint_eq(conf.history, 4);
+}
+END_TEST
+
+START_TEST(long_lines)
+{
+	char text[8192];
+
+	memset(text, ' ', 5000);
+	memcpy(text, "# ", 2);
+	snprintf(text + 5000, sizeof(text) - 5000, "\nhistory = 4294967297;\n");
+	ck_assert_int_eq(load(text), -EINVAL);
+	memset(text, ' ', 5000);
+	snprintf(text + 5000, sizeof(text) - 5000,
+		 "max_output_bytes = 4294967297;\n");
+	ck_assert_int_eq(load(text), 0);
+	ck_assert_uint_eq(conf.max_output_bytes, 4294967297ULL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conf");
@@ -57,6 +90,8 @@ int main(void)
 	tcase_add_test(tc, leading_zeros_are_decimal);
 	tcase_add_test(tc, hex);
 	tcase_add_test(tc, past_32_bits);
+	tcase_add_test(tc, name_in_strings_and_comments);
+	tcase_add_test(tc, long_lines);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
