@@ -158,8 +158,9 @@ size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
 	return sent;
 }
 
-void fam_answer_or_park(fuse_req_t req, struct fh *fh, size_t size, off_t off,
-			bool (*try)(struct park *))
+void fam_answer_or_park(fuse_req_t req, struct fh *fh,
+			struct list *(*waiters)(struct fh *fh), size_t size,
+			off_t off, bool (*try)(struct park *))
 {
 	struct park now = {
 		.req = req, .fh = fh, .size = size, .off = off, .retry = try
@@ -167,7 +168,7 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh, size_t size, off_t off,
 
 	if (try(&now))
 		return;
-	if (!park_add(fh->r, &now))
+	if (!park_add(waiters(fh), &now))
 		fuse_reply_err(req, ENOMEM);
 }
 

@@ -62,9 +62,11 @@ void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
  * records of fh's run that hold them; returns how many it sent. */
 size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
 			uint64_t off);
-/* Answers now if try can, else parks the request on fh's run. */
-void fam_answer_or_park(fuse_req_t req, struct fh *fh, size_t size, off_t off,
-			bool (*try)(struct park *));
+/* Answers now if try can, else parks the request in the list that
+ * waiters gives (asked only then). */
+void fam_answer_or_park(fuse_req_t req, struct fh *fh,
+			struct list *(*waiters)(struct fh *fh), size_t size,
+			off_t off, bool (*try)(struct park *));
 
 /* Adds buf to what was written to fh (E2BIG past max_command_bytes).
  * Returns 0 or -errno. */

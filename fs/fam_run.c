@@ -13,6 +13,14 @@
 #include "fam_run.h"
 #include "sessions/names.h"
 
+/* What a blocked request on a run's file waits on: the run's changes
+ * (park_wake). Asked only when it would block, so when it has a run that
+ * is active. */
+static struct list *run_waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
 static off_t cmd_size(const struct node *n)
 {
 	return n->r ? (off_t)n->r->cmd_len : 0;
@@ -84,7 +92,7 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	}
 	if (fh->r != r)
 		fh_set_run(fh, r);
-	fam_answer_or_park(req, fh, 0, 0, try_flush);
+	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
 	return FOPS_LATER;
 }
 
@@ -157,7 +165,7 @@ static bool try_stream(struct park *p)
 
 static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, size, off, try_stream);
+	fam_answer_or_park(req, fh, run_waiters, size, off, try_stream);
 }
 
 static bool stream_readable(const struct fh *fh)
@@ -170,6 +178,7 @@ const struct fops fam_stream_ops = {
 	.open = stream_open,
 	.read = stream_read,
 	.readable = stream_readable,
+	.waiters = run_waiters,
 };
 
 static char *exit_text(const struct node *n, size_t *len)
@@ -193,7 +202,7 @@ static bool try_exit(struct park *p)
 
 static void exit_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, size, off, try_exit);
+	fam_answer_or_park(req, fh, run_waiters, size, off, try_exit);
 }
 
 static bool exit_readable(const struct fh *fh)
@@ -205,6 +214,7 @@ const struct fops fam_exit_ops = {
 	.text = exit_text,
 	.read = exit_read,
 	.readable = exit_readable,
+	.waiters = run_waiters,
 };
 
 static char *status_text(const struct node *n, size_t *len)

@@ -333,7 +333,7 @@ static bool try_notify_poll(struct park *p)
 	fuse_lowlevel_notify_poll(fh->ph);
 	fuse_pollhandle_destroy(fh->ph);
 	fh->ph = NULL;
-	fh->poll_watch = NULL; /* park_wake frees the record */
+	fh->poll_watch = NULL; /* park_wake_list frees the record */
 	return true;
 }
 
@@ -354,7 +354,7 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	if (ph) {
 		fh_unwatch(fh);
 		fh->ph = ph;
-		fh->poll_watch = park_add(fh->r, &watch);
+		fh->poll_watch = park_add(o->waiters(fh), &watch);
 	}
 	fuse_reply_poll(req, 0);
 }

@@ -47,16 +47,16 @@ static struct park *park_in(struct list *l, const struct park *how)
 	return p;
 }
 
-struct park *park_add(struct run *r, const struct park *how)
+struct park *park_add(struct list *waiters, const struct park *how)
 {
-	return park_in(&r->waiters, how);
+	return park_in(waiters, how);
 }
 
-void park_wake(struct run *r)
+void park_wake_list(struct list *waiters)
 {
 	struct list *l, *n;
 
-	list_for_each_safe (l, n, &r->waiters) {
+	list_for_each_safe (l, n, waiters) {
 		struct park *p = list_entry(l, struct park, link);
 
 		if (p->retry(p)) {
@@ -64,6 +64,11 @@ void park_wake(struct run *r)
 			park_free(p);
 		}
 	}
+}
+
+void park_wake(struct run *r)
+{
+	park_wake_list(&r->waiters);
 }
 
 void park_cancel(struct park *p)

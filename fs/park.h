@@ -32,11 +32,14 @@ struct park {
 	struct fuse_file_info fi;
 };
 
-/* Parks a copy of *how on r until its retry succeeds (a poll watch has
- * no request). Returns the record, or NULL on ENOMEM. */
-struct park *park_add(struct run *r, const struct park *how);
+/* Parks a copy of *how in waiters (a run's, or any list a family keeps
+ * for what its readers wait on) until its retry succeeds (a poll watch
+ * has no request). Returns the record, or NULL on ENOMEM. */
+struct park *park_add(struct list *waiters, const struct park *how);
 /* Drops a parked record that has no request waiting on it. */
 void park_cancel(struct park *p);
+/* Retries every request parked in waiters. */
+void park_wake_list(struct list *waiters);
 /* Retries every request parked on r (run_changed_hook). */
 void park_wake(struct run *r);
 /* Holds a copy of *how (and of name, if any) until the variables of

@@ -35,6 +35,8 @@ static int add(const struct fent *fe, enum tree_home home)
 		home = fe->home;
 	if (idx[fe->ft].fe && !same_row(idx[fe->ft].fe, fe))
 		return -EINVAL;
+	if (fe->ops && !fe->ops->readable != !fe->ops->waiters)
+		return -EINVAL; /* a poll needs both */
 	if (idx[fe->ft].homes & BIT(home))
 		return 0; /* walked from this kind of object already */
 	idx[fe->ft].fe = fe;

@@ -143,8 +143,12 @@ struct fops {
 	int (*write)(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size);
 	int (*flush)(fuse_req_t req, struct fh *fh);
-	/* poll(2): true when a read would not block (default: always). */
+	/* poll(2): true when a read would not block (default: always),
+	 * and the list a poll watch waits in until it is (fs/park.c); a
+	 * family that changes what is readable calls park_wake_list on it.
+	 * Both or neither. */
 	bool (*readable)(const struct fh *fh);
+	struct list *(*waiters)(struct fh *fh);
 	/* Truncation to 0 (setattr); the default changes nothing. */
 	int (*truncate)(const struct node *n);
 	/* A symlink's target. */
@@ -157,7 +161,8 @@ static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)
 }
 
 /* Indexes the rows below root. Returns 0, or -EINVAL when two rows of
- * one file type disagree or a type is out of range. */
+ * one file type disagree, a type is out of range, or a row has one of
+ * readable and waiters without the other. */
 int tree_init(const struct fent *root);
 /* Resolves ino. Returns 0 or -ENOENT. */
 int tree_resolve(fuse_ino_t ino, struct node *n);
