@@ -50,9 +50,12 @@ static void d_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 static void d_forget_multi(fuse_req_t req, size_t count,
 			   struct fuse_forget_data *forgets)
 {
-	for (size_t i = 0; i < count; i++)
-		if (side(forgets[i].ino)->forget_multi)
-			side(forgets[i].ino)->forget_multi(req, 1, &forgets[i]);
+	for (size_t i = 0; i < count; i++) {
+		const struct fuse_lowlevel_ops *o = side(forgets[i].ino);
+
+		if (o->forget_multi)
+			o->forget_multi(req, 1, &forgets[i]);
+	}
 	fuse_reply_none(req);
 }
 

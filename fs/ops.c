@@ -49,12 +49,12 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 	st->st_nlink = S_ISDIR(fe->mode) ? 2 : 1;
 	st->st_uid = n->s ? n->s->uid : getuid();
 	st->st_gid = n->s ? n->s->gid : getgid();
-	if (o->size)
+	if (o->size) {
 		st->st_size = o->size(n);
-	else if (o->text && S_ISREG(fe->mode))
+	} else if (o->text && S_ISREG(fe->mode)) {
 		free(o->text(n, &len));
-	if (!o->size)
 		st->st_size = (off_t)len;
+	}
 	st->st_blocks = (st->st_size + 511) / 512;
 	st->st_blksize = 4096;
 	if (n->r && n->r->state != RUN_QUEUED)
