@@ -1,18 +1,21 @@
 /*
  * dispatch.c - the operations table handed to libfuse: each request goes
- * to files_ops when its inode (or parent) is under files/, else to
- * tree_ops. An operation one side does not have answers ENOSYS.
+ * to the operations of a passthrough family when its inode's (or its
+ * parent's) row has them (files/), else to tree_ops. An operation one
+ * side does not have answers ENOSYS.
  */
 #include <errno.h>
 #include <poll.h>
 #include <sys/statvfs.h>
-#include "files.h"
 #include "ops.h"
+#include "tree.h"
 
 /* The table for ino; NULL entries mean "not supported". */
 static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
 {
-	return files_is(ino) ? &files_ops : &tree_ops;
+	const struct fent *fe = tree_fent((enum ft)(ino & 0xff));
+
+	return fe && fe->ops && fe->ops->ll ? fe->ops->ll : &tree_ops;
 }
 
 #define ROUTE(ino, op, ...)                                                    \
@@ -36,8 +39,10 @@ static void d_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void d_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	if (files_is(ino) && files_ops.forget)
-		files_ops.forget(req, ino, nlookup);
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->forget)
+		o->forget(req, ino, nlookup);
 	else
 		fuse_reply_none(req);
 }
@@ -45,9 +50,12 @@ static void d_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 static void d_forget_multi(fuse_req_t req, size_t count,
 			   struct fuse_forget_data *forgets)
 {
-	for (size_t i = 0; i < count; i++)
-		if (files_is(forgets[i].ino) && files_ops.forget_multi)
-			files_ops.forget_multi(req, 1, &forgets[i]);
+	for (size_t i = 0; i < count; i++) {
+		const struct fuse_lowlevel_ops *o = side(forgets[i].ino);
+
+		if (o->forget_multi)
+			o->forget_multi(req, 1, &forgets[i]);
+	}
 	fuse_reply_none(req);
 }
 
@@ -99,7 +107,7 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     fuse_ino_t newparent, const char *newname,
 		     unsigned int flags)
 {
-	if (files_is(parent) != files_is(newparent)) {
+	if (side(parent) != side(newparent)) {
 		fuse_reply_err(req, EXDEV);
 		return;
 	}
@@ -109,7 +117,7 @@ static void d_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void d_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		   const char *newname)
 {
-	if (files_is(ino) != files_is(newparent)) {
+	if (side(ino) != side(newparent)) {
 		fuse_reply_err(req, EXDEV);
 		return;
 	}
@@ -152,8 +160,10 @@ static void d_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 /* Directories of the tree need no open state: libfuse's default. */
 static void d_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (files_is(ino) && files_ops.opendir)
-		files_ops.opendir(req, ino, fi);
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->opendir)
+		o->opendir(req, ino, fi);
 	else
 		fuse_reply_open(req, fi);
 }
@@ -167,8 +177,10 @@ static void d_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void d_releasedir(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	if (files_is(ino) && files_ops.releasedir)
-		files_ops.releasedir(req, ino, fi);
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->releasedir)
+		o->releasedir(req, ino, fi);
 	else
 		fuse_reply_err(req, 0);
 }
@@ -182,19 +194,23 @@ static void d_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void d_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   struct fuse_pollhandle *ph)
 {
-	if (files_is(ino) || !tree_ops.poll) {
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (!o->poll) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
 		fuse_reply_poll(req, POLLIN | POLLOUT);
 		return;
 	}
-	tree_ops.poll(req, ino, fi, ph);
+	o->poll(req, ino, fi, ph);
 }
 
 static void d_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	if (files_is(ino) && files_ops.statfs)
-		files_ops.statfs(req, ino);
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->statfs)
+		o->statfs(req, ino);
 	else
 		fuse_reply_statfs(req, &(struct statvfs){ .f_bsize = 4096,
 							  .f_namemax = 255 });

@@ -12,6 +12,7 @@
 
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
+#include "tree.h"
 
 /* Opens the workspace root. Returns 0 or -errno (files/ then answers
  * ENOENT below its root). */
@@ -20,5 +21,8 @@ int files_init(const char *workspace);
 bool files_is(fuse_ino_t ino);
 
 extern const struct fuse_lowlevel_ops files_ops;
+/* The row handlers of files/ (one row in the root's table): files_ops
+ * serves its inodes. */
+extern const struct fops files_fops;
 
 #endif

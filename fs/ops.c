@@ -1,141 +1,47 @@
 /*
- * ops.c - the FUSE low-level operations: lookup and attributes from the
- * tree tables, reads served from spool files with fuse_reply_data, and
- * blocking reads and closes parked until their run moves on.
+ * ops.c - the FUSE low-level operations of the tree: each resolves its
+ * inode, finds the row of its file type (fs/tree.c) and calls that row's
+ * handler (fs/fam_*.c), with the defaults and the checks every file
+ * shares: attributes, fixed directory entries, access modes, generated
+ * text, poll watches and requests held for a session's variables.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "conf/conf.h"
+#include "fam.h"
+#include "fam_root.h"
 #include "ops.h"
 #include "park.h"
-#include "readme.h"
-#include "sessions/ctl.h"
 #include "sessions/log.h"
-#include "tree.h"
 
-#define ENTRY_TTL 60.0 /* names that never change meaning */
+static const struct fops no_ops;
 
-/* An open file. */
-struct fh {
-	enum ft ft;
-	uint64_t sid;  /* its session's id (0: none) */
-	struct run *r; /* the run it reads, or that its cmd started */
-	char *var;     /* env/NAME: the name */
-	int fd;	       /* spool (or output index) read end, opened lazily */
-	int fd_out, fd_err; /* for output and stream: the two spools */
-	uint64_t cursor;    /* stream position */
-	char *text;	    /* snapshot of a generated file */
-	size_t tlen;
-	struct strbuf w;	    /* bytes written since open */
-	struct fuse_pollhandle *ph; /* a poll waiting for readability */
-	struct park *poll_watch;    /* its record on the run */
-	bool dirty;		    /* cmd bytes not yet submitted */
-	int werr;		    /* sticky write error */
-};
-
-static struct fh *get_fh(const struct fuse_file_info *fi)
+/* The handlers of n's row (every resolved node has a row). */
+static const struct fops *ops_of(enum ft ft)
 {
-	return (struct fh *)(uintptr_t)fi->fh;
+	const struct fent *fe = tree_fent(ft);
+
+	return fe && fe->ops ? fe->ops : &no_ops;
 }
 
-/* The text of a generated file (malloc'd), or NULL on ENOMEM. */
-static char *gen_text(const struct node *n, size_t *len)
+/* Resolves ino into *n; answers ENOENT and returns false when it names
+ * nothing any more. */
+static bool resolve(fuse_req_t req, fuse_ino_t ino, struct node *n)
 {
-	struct strbuf b = { 0 };
-	const struct run *r = n->r;
-
-	switch (n->ft) {
-	case FT_README:
-		sb_add(&b, fsn_readme, strlen(fsn_readme));
-		break;
-	case FT_EXIT:
-		return run_format_exit(r, len);
-	case FT_STATUS:
-		return run_format_status(r, len);
-	case FT_RESULT:
-		return run_format_json(r, n->s->dirfd, n->s->name,
-				       conf.json_output_bytes, len);
-	case FT_CWD:
-		sb_addf(&b, "%s\n", n->s->cwd);
-		break;
-	case FT_TIMEOUT:
-		if (!n->run_level)
-			sb_addf(&b, "%llu\n",
-				(unsigned long long)n->s->timeout_ms);
-		else
-			sb_addf(&b, "%llu\n",
-				(unsigned long long)(r->state == RUN_QUEUED ?
-							     r->timeout_ms :
-							     r->eff_timeout_ms));
-		break;
-	case FT_ERROR:
-		return sess_errors_text(n->s, len);
-	case FT_PID:
-		if (r && r->pid)
-			sb_addf(&b, "%ld\n", r->pid);
-		else
-			sb_add(&b, "", 0);
-		break;
-	case FT_ENVVAR:
-	case FT_ROOTENVVAR:
-		sb_add(&b, n->var->value, n->var->len);
-		sb_add(&b, "\n", 1);
-		break;
-	default:
-		sb_add(&b, "", 0);
-		break;
-	}
-	return sb_take(&b, len);
-}
-
-static uint64_t spool_size(const struct run *r, enum ft ft)
-{
-	if (!r)
-		return 0;
-	switch (ft) {
-	case FT_CMD:
-		return r->cmd_len;
-	case FT_STDOUT:
-		return r->out.size;
-	case FT_STDERR:
-		return r->err.size;
-	case FT_OUTPUT:
-		return r->all.size;
-	default:
-		return 0;
-	}
-}
-
-static const char *spool_suffix(enum ft ft)
-{
-	switch (ft) {
-	case FT_CMD:
-		return "cmd";
-	case FT_STDOUT:
-		return "out";
-	case FT_STDERR:
-		return "err";
-	default:
-		return "idx";
-	}
-}
-
-static bool is_spooled(enum ft ft)
-{
-	return ft == FT_CMD || ft == FT_STDOUT || ft == FT_STDERR ||
-	       ft == FT_OUTPUT;
+	if (tree_resolve(ino, n) == 0)
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
 }
 
 static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 {
 	const struct fent *fe = tree_fent(n->ft);
+	const struct fops *o = ops_of(n->ft);
 	size_t len = 0;
-	char *text;
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -143,16 +49,10 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 	st->st_nlink = S_ISDIR(fe->mode) ? 2 : 1;
 	st->st_uid = n->s ? n->s->uid : getuid();
 	st->st_gid = n->s ? n->s->gid : getgid();
-	if (is_spooled(n->ft)) {
-		st->st_size = (off_t)spool_size(n->r, n->ft);
-	} else if (n->ft == FT_LATEST) {
-		struct run *r = sess_latest(n->s);
-
-		st->st_size = r ? (off_t)strlen(r->name) : 0;
-	} else if (S_ISREG(fe->mode) && n->ft != FT_STREAM &&
-		   n->ft != FT_CLONE) {
-		text = gen_text(n, &len);
-		free(text);
+	if (o->size) {
+		st->st_size = o->size(n);
+	} else if (o->text && S_ISREG(fe->mode)) {
+		free(o->text(n, &len));
 		st->st_size = (off_t)len;
 	}
 	st->st_blocks = (st->st_size + 511) / 512;
@@ -166,16 +66,6 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 	st->st_atim = st->st_ctim = st->st_mtim;
 }
 
-/* Resolves ino into *n; answers ENOENT and returns false when it names
- * nothing any more. */
-static bool resolve(fuse_req_t req, fuse_ino_t ino, struct node *n)
-{
-	if (tree_resolve(ino, n) == 0)
-		return true;
-	fuse_reply_err(req, ENOENT);
-	return false;
-}
-
 static void reply_entry(fuse_req_t req, fuse_ino_t ino, double ttl)
 {
 	struct fuse_entry_param e = { .ino = ino, .entry_timeout = ttl };
@@ -187,149 +77,45 @@ static void reply_entry(fuse_req_t req, fuse_ino_t ino, double ttl)
 	fuse_reply_entry(req, &e);
 }
 
-/* Finds name in directory node dir: its inode and how long to cache it. */
-static fuse_ino_t find_child(const struct node *dir, const char *name,
-			     double *ttl)
-{
-	size_t ntab;
-	const struct fent *tab = tree_table(dir->ft, &ntab);
-	uint64_t id =
-		dir->ft == FT_ROOT || dir->ft == FT_SESSIONS ? 0 : dir->id;
-	struct envvar *v;
-	struct sess *s;
-	struct run *r;
-
-	*ttl = ENTRY_TTL;
-	for (size_t i = 0; i < ntab; i++)
-		if (strcmp(tab[i].name, name) == 0)
-			return tree_ino(id, tab[i].ft);
-	switch (dir->ft) {
-	case FT_SESSIONS:
-		s = sess_find(name);
-		return s && !s->dying ? tree_ino(s->id, FT_SESS) : 0;
-	case FT_ENVDIR:
-		*ttl = 0;
-		v = envmap_get(&dir->s->env, name);
-		return v ? tree_ino(v->id, FT_ENVVAR) : 0;
-	case FT_ROOTENV:
-		*ttl = 0;
-		v = envmap_get(sess_root_env(), name);
-		return v ? tree_ino(v->id, FT_ROOTENVVAR) : 0;
-	case FT_RUNS:
-		*ttl = 0;
-		if (strcmp(name, "latest") == 0)
-			return sess_latest(dir->s) ?
-				       tree_ino(dir->s->id, FT_LATEST) :
-				       0;
-		r = sess_run_by_name(dir->s, name);
-		return r ? tree_ino(r->id, FT_RUN) : 0;
-	case FT_PROCS:
-		*ttl = 0;
-		r = sess_proc_by_name(dir->s, name);
-		return r ? tree_ino(r->id, FT_PROC) : 0;
-	default:
-		return 0;
-	}
-}
-
-/* A request about a session's env/ that arrived between the end of a
- * run and the shell's report of its variables: it is answered when they
- * are known (a fraction of a millisecond later). */
+/* The requests that wait for a session's variables, done again then. */
 enum held_op { HELD_LOOKUP, HELD_GETATTR, HELD_READDIR, HELD_OPEN, HELD_READ };
 
-struct held {
-	struct list link;
-	enum held_op op;
-	fuse_req_t req;
-	fuse_ino_t ino;
-	char *name;
-	size_t size;
-	off_t off;
-	struct fuse_file_info fi;
-};
+static bool redo(struct park *p);
 
-/* True for a node whose answer depends on the session's variables. */
-static bool about_env(const struct node *n)
-{
-	return n->s && (n->ft == FT_ENVDIR || n->ft == FT_ENVVAR);
-}
-
-/* Holds the request when n's session has its variables on the way. */
-static bool hold(const struct node *n, struct held how, const char *name,
+/* Holds the request when n's row says its answer must wait. */
+static bool hold(const struct node *n, struct park how, const char *name,
 		 const struct fuse_file_info *fi)
 {
-	struct held *h;
+	const struct fops *o = ops_of(n->ft);
 
-	if (!about_env(n) || !n->s->env_pending)
+	if (!o->hold || !o->hold(n))
 		return false;
-	h = malloc(sizeof(*h));
-	if (!h)
-		return false;
-	*h = how;
-	h->name = name ? strdup(name) : NULL;
+	how.sid = n->s->id;
+	how.retry = redo;
 	if (fi)
-		h->fi = *fi;
-	list_add_tail(&n->s->env_waiters, &h->link);
-	sess_hurry_env(n->s);
-	return true;
-}
-
-static void op_lookup(fuse_req_t, fuse_ino_t, const char *);
-static void op_getattr(fuse_req_t, fuse_ino_t, struct fuse_file_info *);
-static void op_readdir(fuse_req_t, fuse_ino_t, size_t, off_t,
-		       struct fuse_file_info *);
-static void op_open(fuse_req_t, fuse_ino_t, struct fuse_file_info *);
-static void op_read(fuse_req_t, fuse_ino_t, size_t, off_t,
-		    struct fuse_file_info *);
-
-/* sess_env_ready_hook: answers what was held for s. */
-static void release_held(struct sess *s)
-{
-	while (!list_empty(&s->env_waiters)) {
-		struct held *h =
-			list_entry(s->env_waiters.next, struct held, link);
-
-		list_del(&h->link);
-		switch (h->op) {
-		case HELD_LOOKUP:
-			op_lookup(h->req, h->ino, h->name);
-			break;
-		case HELD_GETATTR:
-			op_getattr(h->req, h->ino, NULL);
-			break;
-		case HELD_READDIR:
-			op_readdir(h->req, h->ino, h->size, h->off, &h->fi);
-			break;
-		case HELD_OPEN:
-			op_open(h->req, h->ino, &h->fi);
-			break;
-		case HELD_READ:
-			op_read(h->req, h->ino, h->size, h->off, &h->fi);
-			break;
-		}
-		free(h->name);
-		free(h);
-	}
-}
-
-void fsn_ops_init(void)
-{
-	sess_env_ready_hook = release_held;
+		how.fi = *fi;
+	return park_hold(&how, name);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node dir;
-	fuse_ino_t ino;
-	double ttl;
+	const struct fops *o;
+	fuse_ino_t ino = 0;
+	double ttl = FAM_ENTRY_TTL;
 
 	if (!resolve(req, parent, &dir))
 		return;
 	if (hold(&dir,
-		 (struct held){ .op = HELD_LOOKUP, .req = req, .ino = parent },
+		 (struct park){ .op = HELD_LOOKUP, .req = req, .ino = parent },
 		 name, NULL))
 		return;
-	ino = find_child(&dir, name, &ttl);
+	o = ops_of(dir.ft);
+	for (const struct fent *t = o->tab; t && t->name && !ino; t++)
+		if (strcmp(t->name, name) == 0)
+			ino = tree_ino(dir.id, t->ft);
+	if (!ino && o->lookup)
+		ino = o->lookup(&dir, name, &ttl);
 	if (!ino)
 		fuse_reply_err(req, ENOENT);
 	else
@@ -346,95 +132,24 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	if (!resolve(req, ino, &n))
 		return;
 	if (hold(&n,
-		 (struct held){ .op = HELD_GETATTR, .req = req, .ino = ino },
+		 (struct park){ .op = HELD_GETATTR, .req = req, .ino = ino },
 		 NULL, NULL))
 		return;
 	fill_attr(ino, &n, &st);
 	fuse_reply_attr(req, &st, 0);
 }
 
-/* Directory listings, built for each readdir call. */
-struct dirbuf {
-	char *p;
-	size_t len, cap, count;
-	off_t from;
-	size_t max;
-	fuse_req_t req;
-};
-
-static void dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
-		    mode_t mode)
-{
-	struct stat st = { .st_ino = ino, .st_mode = mode };
-	size_t need;
-
-	if ((off_t)d->count++ < d->from || d->len >= d->max)
-		return;
-	need = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
-	if (d->len + need > d->max) {
-		d->max = d->len; /* full: later entries come next call */
-		return;
-	}
-	fuse_add_direntry(d->req, d->p + d->len, need, name, &st,
-			  (off_t)d->count);
-	d->len += need;
-}
-
-static void list_dir(struct dirbuf *d, const struct node *n, fuse_ino_t ino)
-{
-	size_t ntab;
-	const struct fent *tab = tree_table(n->ft, &ntab);
-	uint64_t id = n->ft == FT_ROOT || n->ft == FT_SESSIONS ? 0 : n->id;
-	struct list *l, *next;
-
-	dir_add(d, ".", ino, S_IFDIR);
-	dir_add(d, "..", FUSE_ROOT_ID, S_IFDIR);
-	for (size_t i = 0; i < ntab; i++)
-		dir_add(d, tab[i].name, tree_ino(id, tab[i].ft), tab[i].mode);
-	if (n->ft == FT_SESSIONS)
-		for (struct sess *s = sess_first(); s; s = sess_next(s))
-			if (!s->dying)
-				dir_add(d, s->name, tree_ino(s->id, FT_SESS),
-					S_IFDIR);
-	if (n->ft == FT_ENVDIR)
-		for (size_t i = 0; i < n->s->env.n; i++)
-			dir_add(d, n->s->env.v[i]->name,
-				tree_ino(n->s->env.v[i]->id, FT_ENVVAR),
-				S_IFREG);
-	if (n->ft == FT_ROOTENV)
-		for (size_t i = 0; i < sess_root_env()->n; i++)
-			dir_add(d, sess_root_env()->v[i]->name,
-				tree_ino(sess_root_env()->v[i]->id,
-					 FT_ROOTENVVAR),
-				S_IFREG);
-	if (n->ft == FT_PROCS)
-		for (l = n->s->procs.next; l != &n->s->procs; l = l->next)
-			dir_add(d, list_entry(l, struct run, link)->name,
-				tree_ino(list_entry(l, struct run, link)->id,
-					 FT_PROC),
-				S_IFDIR);
-	if (n->ft == FT_RUNS) {
-		if (sess_latest(n->s))
-			dir_add(d, "latest", tree_ino(n->s->id, FT_LATEST),
-				S_IFLNK);
-		list_for_each_safe (l, next, &n->s->runs) {
-			struct run *r = list_entry(l, struct run, link);
-
-			dir_add(d, r->name, tree_ino(r->id, FT_RUN), S_IFDIR);
-		}
-	}
-}
-
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct dirbuf d = { .from = off, .max = size, .req = req };
+	const struct fops *o;
 	struct node n;
 
 	if (!resolve(req, ino, &n))
 		return;
 	if (hold(&n,
-		 (struct held){ .op = HELD_READDIR,
+		 (struct park){ .op = HELD_READDIR,
 				.req = req,
 				.ino = ino,
 				.size = size,
@@ -450,68 +165,27 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	list_dir(&d, &n, ino);
+	o = ops_of(n.ft);
+	fam_dir_add(&d, ".", ino, S_IFDIR);
+	fam_dir_add(&d, "..", FUSE_ROOT_ID, S_IFDIR);
+	for (const struct fent *t = o->tab; t && t->name; t++)
+		fam_dir_add(&d, t->name, tree_ino(n.id, t->ft), t->mode);
+	if (o->list)
+		o->list(&d, &n);
 	fuse_reply_buf(req, d.p, d.len);
 	free(d.p);
 }
 
-static void fh_unwatch(struct fh *fh)
-{
-	if (fh->poll_watch)
-		park_cancel(fh->poll_watch);
-	if (fh->ph)
-		fuse_pollhandle_destroy(fh->ph);
-	fh->poll_watch = NULL;
-	fh->ph = NULL;
-}
-
-static void fh_free(struct fh *fh)
-{
-	fh_unwatch(fh);
-	if (fh->r)
-		run_unref(fh->r);
-	if (fh->fd >= 0)
-		close(fh->fd);
-	if (fh->fd_out >= 0)
-		close(fh->fd_out);
-	if (fh->fd_err >= 0)
-		close(fh->fd_err);
-	free(fh->text);
-	free(fh->w.p);
-	free(fh->var);
-	free(fh);
-}
-
-static struct fh *fh_new(const struct node *n)
-{
-	struct fh *fh = calloc(1, sizeof(*fh));
-
-	if (!fh)
-		return NULL;
-	fh->ft = n->ft;
-	fh->sid = n->s ? n->s->id : 0;
-	fh->fd = fh->fd_out = fh->fd_err = -1;
-	if (n->r && (tree_is_run_file(n->ft) || n->run_level)) {
-		fh->r = n->r;
-		run_ref(fh->r);
-	}
-	if (n->var && !(fh->var = strdup(n->var->name))) {
-		fh_free(fh);
-		return NULL;
-	}
-	return fh;
-}
-
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int acc = fi->flags & O_ACCMODE;
+	int acc = fi->flags & O_ACCMODE, rc = 0;
 	const struct fent *fe;
 	struct node n;
 	struct fh *fh;
 
 	if (!resolve(req, ino, &n))
 		return;
-	if (hold(&n, (struct held){ .op = HELD_OPEN, .req = req, .ino = ino },
+	if (hold(&n, (struct park){ .op = HELD_OPEN, .req = req, .ino = ino },
 		 NULL, fi))
 		return;
 	fe = tree_fent(n.ft);
@@ -523,283 +197,39 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if (acc != O_RDONLY && n.run_level && n.ft == FT_CMD && n.r->has_cmd) {
-		sess_error(n.s, "%s/%s/cmd: it has its command already",
-			   n.r->is_proc ? "procs" : "runs", n.r->name);
-		fuse_reply_err(req, EBUSY);
-		return;
-	}
-	if (n.ft == FT_CMD && acc != O_RDONLY && !n.run_level)
-		n.r = NULL; /* a writer starts a run of its own */
 	fh = fh_new(&n);
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
+	if (fh && ops_of(n.ft)->open)
+		rc = ops_of(n.ft)->open(fh, &n, fi);
+	if (!fh || rc < 0) {
+		if (fh)
+			fh_free(fh);
+		fuse_reply_err(req, fh ? -rc : ENOMEM);
 		return;
 	}
-	if (n.ft == FT_ENVVAR && (fi->flags & O_TRUNC))
-		sess_setenv(n.s, fh->var, "", 0);
-	if (n.ft == FT_ROOTENVVAR && (fi->flags & O_TRUNC))
-		sess_root_setenv(fh->var, "", 0);
-	if (n.ft == FT_STDIN && n.r->state == RUN_QUEUED)
-		n.r->want_stdin = true; /* the process will get a pipe */
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
-	fi->nonseekable = n.ft == FT_STREAM;
 	/* Only writers act on close: spare readers the FLUSH round trip. */
 	fi->noflush = acc == O_RDONLY;
 	fuse_reply_open(req, fi);
 }
 
-/* Opens (once) fh's run's spool file with that suffix into *slot. */
-static int fh_open(struct fh *fh, int *slot, const char *suffix)
-{
-	struct sess *s;
-	char name[64];
-
-	if (*slot >= 0 || !fh->r)
-		return *slot;
-	s = fh->r->sess;
-	if (!s || (fh->r->state == RUN_QUEUED && strcmp(suffix, "cmd")))
-		return -1;
-	run_file(fh->r, suffix, name, sizeof(name));
-	*slot = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
-	return *slot;
-}
-
-/* Replies with size bytes of fd at off, zero copy (spliced). */
-static void reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
-{
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-
-	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = fd;
-	bv.buf[0].pos = (off_t)off;
-	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
-}
-
-/* Replies with up to size bytes of a spooled file at off. */
-static void reply_spool(fuse_req_t req, struct fh *fh, enum ft ft, size_t size,
-			uint64_t off)
-{
-	uint64_t end = spool_size(fh->r, ft);
-	int fd = fh_open(fh, &fh->fd, spool_suffix(ft));
-
-	if (off >= end || fd < 0)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		reply_fd(req, fd, end - off < size ? (size_t)(end - off) : size,
-			 off);
-}
-
-#define OUTPUT_PIECES 32 /* records gathered into one reply at most */
-
-/* Replies with up to size output bytes from off, gathered from the
- * records that hold them; returns how many it sent. */
-static size_t reply_output(fuse_req_t req, struct fh *fh, size_t size,
-			   uint64_t off)
-{
-	struct fuse_bufvec *v =
-		calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) * sizeof(v->buf[0]));
-	int idx = fh_open(fh, &fh->fd, "idx");
-	struct outrec rec;
-	uint64_t i, skip;
-	size_t sent = 0;
-
-	if (!v || !fh->r || off >= fh->r->all.size || idx < 0 ||
-	    outidx_find(idx, off, &rec, &i) < 0) {
-		fuse_reply_buf(req, NULL, 0);
-		free(v);
-		return 0;
-	}
-	do {
-		struct fuse_buf *b = &v->buf[v->count];
-		int fd = rec.stream == 1 ? fh_open(fh, &fh->fd_out, "out") :
-					   fh_open(fh, &fh->fd_err, "err");
-
-		if (fd < 0)
-			break;
-		skip = off + sent - rec.off;
-		*b = (struct fuse_buf){
-			.size = rec.len - skip < size - sent ?
-					(size_t)(rec.len - skip) :
-					size - sent,
-			.flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
-			.fd = fd,
-			.pos = (off_t)(rec.src + skip),
-		};
-		sent += b->size;
-		v->count++;
-	} while (sent < size && v->count < OUTPUT_PIECES &&
-		 outidx_get(idx, ++i, &rec) == 0);
-	if (v->count == 0)
-		fuse_reply_err(req, EIO);
-	else
-		fuse_reply_data(req, v, FUSE_BUF_SPLICE_MOVE);
-	free(v);
-	return sent;
-}
-
-static void reply_text(fuse_req_t req, const char *text, size_t len,
-		       size_t size, off_t off)
-{
-	if ((size_t)off >= len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, text + off,
-			       len - (size_t)off < size ? len - (size_t)off :
-							  size);
-}
-
-static bool try_stream(struct park *p)
-{
-	struct fh *fh = p->fh;
-	struct run *r = fh->r;
-
-	if (r && r->all.size > fh->cursor) {
-		fh->cursor += reply_output(p->req, fh, p->size, fh->cursor);
-		return true;
-	}
-	if (r && run_active(r))
-		return false;
-	fuse_reply_buf(p->req, NULL, 0);
-	return true;
-}
-
-static bool try_exit(struct park *p)
-{
-	struct fh *fh = p->fh;
-	size_t len;
-
-	if (fh->r && run_active(fh->r))
-		return false;
-	free(fh->text);
-	fh->text = run_format_exit(fh->r, &len);
-	fh->tlen = fh->text ? len : 0;
-	reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
-	return true;
-}
-
-static bool try_flush(struct park *p)
-{
-	struct fh *fh = p->fh;
-
-	if (run_active(fh->r))
-		return false;
-	fuse_reply_err(p->req, 0);
-	return true;
-}
-
-/* Answers now if it can, else parks the request on fh's run. */
-static void answer_or_park(fuse_req_t req, struct fh *fh, size_t size,
-			   off_t off, bool (*try)(struct park *))
-{
-	struct park now = {
-		.req = req, .fh = fh, .size = size, .off = off, .retry = try
-	};
-
-	if (try(&now))
-		return;
-	if (!park_add(fh->r, &now))
-		fuse_reply_err(req, ENOMEM);
-}
-
-/* True when a read of fh would not block. */
-static bool readable(const struct fh *fh)
-{
-	if (!fh->r || !run_active(fh->r))
-		return true;
-	return fh->ft == FT_STREAM && fh->r->all.size > fh->cursor;
-}
-
-static bool try_notify_poll(struct park *p)
-{
-	struct fh *fh = p->fh;
-
-	if (!readable(fh))
-		return false;
-	fuse_lowlevel_notify_poll(fh->ph);
-	fuse_pollhandle_destroy(fh->ph);
-	fh->ph = NULL;
-	fh->poll_watch = NULL; /* park_wake frees the record */
-	return true;
-}
-
-static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-		    struct fuse_pollhandle *ph)
-{
-	struct fh *fh = get_fh(fi);
-	struct park watch = { .fh = fh, .retry = try_notify_poll };
-	bool blocking = fh->ft == FT_STREAM || fh->ft == FT_EXIT;
-
-	(void)ino;
-	if (!blocking || readable(fh)) {
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-		fuse_reply_poll(req, POLLIN | POLLRDNORM);
-		return;
-	}
-	if (ph) {
-		fh_unwatch(fh);
-		fh->ph = ph;
-		fh->poll_watch = park_add(fh->r, &watch);
-	}
-	fuse_reply_poll(req, 0);
-}
-
-/* Reading clone makes a session named by the smallest free number. */
-static void read_clone(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	struct fuse_ctx const *ctx = fuse_req_ctx(req);
-	char name[24];
-	struct sess *s;
-	int rc = -EEXIST;
-
-	for (unsigned i = 1; !fh->text && rc == -EEXIST; i++) {
-		snprintf(name, sizeof(name), "%u", i);
-		rc = sess_create(name, ctx->uid, ctx->gid, &s);
-		if (rc == 0 && asprintf(&fh->text, "%s\n", name) > 0)
-			fh->tlen = strlen(fh->text);
-	}
-	if (!fh->text && rc < 0) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	reply_text(req, fh->text, fh->tlen, size, off);
-}
-
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fh *fh = get_fh(fi);
+	struct fh *fh = fh_of(fi);
+	const struct fops *o = ops_of(fh->fe->ft);
 	struct node n;
-	size_t len;
+	size_t len = 0;
 
-	if (fh->ft == FT_OUTPUT) {
-		reply_output(req, fh, size, (uint64_t)off);
+	if (o->read) {
+		o->read(req, fh, size, off);
 		return;
-	}
-	if (is_spooled(fh->ft)) {
-		reply_spool(req, fh, fh->ft, size, (uint64_t)off);
-		return;
-	}
-	switch (fh->ft) {
-	case FT_STREAM:
-		answer_or_park(req, fh, size, off, try_stream);
-		return;
-	case FT_EXIT:
-		answer_or_park(req, fh, size, off, try_exit);
-		return;
-	case FT_CLONE:
-		read_clone(req, fh, size, off);
-		return;
-	default:
-		break;
 	}
 	if (off == 0 || !fh->text) {
 		if (!resolve(req, ino, &n))
 			return;
 		if (hold(&n,
-			 (struct held){ .op = HELD_READ,
+			 (struct park){ .op = HELD_READ,
 					.req = req,
 					.ino = ino,
 					.size = size,
@@ -807,187 +237,64 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			 NULL, fi))
 			return;
 		free(fh->text);
-		fh->text = gen_text(&n, &len);
+		fh->text = o->text ? o->text(&n, &len) : NULL;
 		fh->tlen = fh->text ? len : 0;
 	}
-	reply_text(req, fh->text, fh->tlen, size, off);
+	fam_reply_text(req, fh->text, fh->tlen, size, off);
 }
 
-struct write_wait {
-	fuse_req_t req;
-	size_t size;
-};
-
-static void killall_done(void *arg)
+/* Does a held request again, now that its session's variables are known
+ * (or the session is gone). */
+static bool redo(struct park *p)
 {
-	struct write_wait *w = arg;
-
-	fuse_reply_write(w->req, w->size);
-	free(w);
+	switch ((enum held_op)p->op) {
+	case HELD_LOOKUP:
+		op_lookup(p->req, p->ino, p->name);
+		break;
+	case HELD_GETATTR:
+		op_getattr(p->req, p->ino, NULL);
+		break;
+	case HELD_READDIR:
+		op_readdir(p->req, p->ino, p->size, p->off, &p->fi);
+		break;
+	case HELD_OPEN:
+		op_open(p->req, p->ino, &p->fi);
+		break;
+	case HELD_READ:
+		op_read(p->req, p->ino, p->size, p->off, &p->fi);
+		break;
+	}
+	return true;
 }
 
-/* The root ctl: `killall` (one per line) ends every run and process of
- * every session; the write returns once they are gone. */
-static void root_ctl(fuse_req_t req, const char *buf, size_t size)
+/* Answers a handler's result: rc < 0 an error, 0 done (ok answers it),
+ * FOPS_LATER the handler answers. */
+static void answer(fuse_req_t req, int rc, void (*ok)(fuse_req_t, void *),
+		   void *arg)
 {
-	struct write_wait *w;
-	struct ctl_cmd c;
-	size_t start = 0;
-	bool killall = false;
-
-	for (size_t i = 0; i <= size; i++) {
-		if (i < size && buf[i] != '\n')
-			continue;
-		if (i > start && (ctl_parse(buf + start, i - start, &c) < 0 ||
-				  c.op != CTL_KILLALL)) {
-			log_msg(LOG_WARNING, "ctl: '%.*s' is not killall",
-				(int)(i - start > 80 ? 80 : i - start),
-				buf + start);
-			fuse_reply_err(req, EINVAL);
-			return;
-		}
-		killall |= i > start;
-		start = i + 1;
-	}
-	w = malloc(sizeof(*w));
-	if (!killall || !w) {
-		free(w);
-		fuse_reply_write(req, size);
-		return;
-	}
-	*w = (struct write_wait){ req, size };
-	log_msg(LOG_NOTICE, "ctl: killall");
-	sess_killall(killall_done, w);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else if (rc == 0)
+		ok(req, arg);
 }
 
-/* The value written to a small file, less one trailing newline. */
-static size_t value_len(const struct strbuf *w)
+static void ok_err0(fuse_req_t req, void *arg)
 {
-	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;
+	(void)arg;
+	fuse_reply_err(req, 0);
 }
 
-/* Carries out one line written to a session's ctl. */
-static int ctl_line(struct sess *s, const char *line, size_t len)
+static void ok_write(fuse_req_t req, void *arg)
 {
-	struct ctl_cmd c;
-
-	if (ctl_parse(line, len, &c) < 0 ||
-	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
-		sess_error(s,
-			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
-			   "timeout MS",
-			   (int)(len > 80 ? 80 : len), line);
-		return -EINVAL;
-	}
-	if (c.op == CTL_KILL) {
-		if (sess_kill_run(s, c.sig, END_KILLED) == 0)
-			sess_error(s, "ctl: kill -%d of run %s", c.sig,
-				   s->active->name);
-	} else if (c.op == CTL_RESET) {
-		sess_reset(s);
-	} else {
-		s->timeout_ms = c.ms;
-	}
-	return 0;
-}
-
-/* Carries out one line written to procs/NAME/ctl. */
-static int proc_ctl_line(struct sess *s, struct run *p, const char *line,
-			 size_t len)
-{
-	struct ctl_cmd c;
-
-	if (ctl_parse(line, len, &c) < 0 ||
-	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
-		sess_error(s,
-			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
-			   "SIGNAL or eof",
-			   p->name, (int)(len > 80 ? 80 : len), line);
-		return -EINVAL;
-	}
-	if (c.op == CTL_EOF)
-		sess_proc_eof(p);
-	else if (sess_signal_proc(p, c.sig) == 0)
-		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
-	return 0;
-}
-
-/* Carries out the complete lines written to ctl (all of them at close). */
-static int ctl_apply(struct fh *fh, struct sess *s, bool all)
-{
-	struct strbuf *w = &fh->w;
-	size_t start = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i <= w->len && rc == 0; i++) {
-		if (i < w->len ? w->p[i] != '\n' : !all || i == start)
-			continue;
-		if (i > start && fh->r && fh->r->is_proc)
-			rc = proc_ctl_line(s, fh->r, w->p + start, i - start);
-		else if (i > start)
-			rc = ctl_line(s, w->p + start, i - start);
-		start = i + 1;
-	}
-	if (start > w->len)
-		start = w->len;
-	memmove(w->p, w->p + start, w->len - start);
-	w->len -= start;
-	return rc;
-}
-
-/* Applies what was written to env/NAME, cwd or timeout. */
-static int apply_small_write(struct fh *fh, struct node *n)
-{
-	unsigned long long ms;
-	size_t len = value_len(&fh->w);
-	char *path;
-	int rc;
-
-	switch (fh->ft) {
-	case FT_ENVVAR:
-		return sess_setenv(n->s, fh->var, fh->w.p, len);
-	case FT_ROOTENVVAR:
-		return sess_root_setenv(fh->var, fh->w.p, len);
-	case FT_CWD:
-		if (memchr(fh->w.p, '\0', len) || len == 0) {
-			sess_error(n->s, "cwd: not a path");
-			return -EINVAL;
-		}
-		path = strndup(fh->w.p, len);
-		rc = path ? sess_chdir(n->s, path) : -ENOMEM;
-		free(path);
-		return rc;
-	case FT_TIMEOUT:
-		rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
-		if (rc < 0) {
-			sess_error(n->s,
-				   "timeout: '%.*s' is not a number of "
-				   "milliseconds",
-				   (int)len, fh->w.p);
-			return rc;
-		}
-		if (!n->run_level) {
-			n->s->timeout_ms = ms;
-		} else if (n->r->state == RUN_QUEUED) {
-			n->r->timeout_ms = ms;
-			n->r->has_timeout = true;
-		} else {
-			sess_error(n->s, "runs/%s/timeout: the run has started",
-				   n->r->name);
-			return -EBUSY;
-		}
-		return 0;
-	default:
-		return -EACCES;
-	}
+	fuse_reply_write(req, *(size_t *)arg);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct fh *fh = get_fh(fi);
+	struct fh *fh = fh_of(fi);
+	const struct fops *o = ops_of(fh->fe->ft);
 	struct node n;
-	int rc = 0;
 
 	(void)off;
 	if (!resolve(req, ino, &n))
@@ -996,207 +303,118 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		fuse_reply_err(req, fh->werr);
 		return;
 	}
-	if (fh->ft == FT_ROOTCTL) {
-		root_ctl(req, buf, size);
-		return;
-	}
-	if (fh->ft == FT_STDIN) {
-		rc = sess_proc_write(fh->r, buf, size);
-		if (rc < 0)
-			fuse_reply_err(req, -rc);
-		else
-			fuse_reply_write(req, size);
-		return;
-	}
-	if (fh->w.len + size > conf.max_command_bytes) {
-		sess_error(n.s, "command longer than max_command_bytes (%llu)",
-			   (unsigned long long)conf.max_command_bytes);
-		fh->werr = E2BIG;
-		fuse_reply_err(req, E2BIG);
-		return;
-	}
-	sb_add(&fh->w, buf, size);
-	if (fh->w.err)
-		rc = fh->w.err;
-	else if (fh->ft == FT_CMD)
-		fh->dirty = true;
-	else if (fh->ft == FT_CTL)
-		rc = ctl_apply(fh, n.s, false);
-	else
-		rc = apply_small_write(fh, &n);
-	if (rc < 0)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_write(req, size);
+	answer(req, o->write ? o->write(req, fh, &n, buf, size) : -EACCES,
+	       ok_write, &size);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *fh = get_fh(fi);
-	struct sess *s = sess_get(fh->sid);
-	struct run *r;
-	int rc;
+	struct fh *fh = fh_of(fi);
+	const struct fops *o = ops_of(fh->fe->ft);
 
 	(void)ino;
-	if (fh->ft == FT_CTL && s && fh->w.len) {
-		fuse_reply_err(req, -ctl_apply(fh, s, true));
-		return;
-	}
-	if (fh->ft != FT_CMD || !fh->dirty || fh->werr) {
-		fuse_reply_err(req, fh->werr);
-		return;
-	}
-	fh->dirty = false;
-	if (!s) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	if (fh->r && fh->r->is_proc) {
-		/* procs/NAME/cmd: close returns once it has started */
-		rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
-		fh->w.len = 0;
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (fh->r) {
-		/* runs/NAME/cmd: the run exists, it gets its command */
-		rc = sess_queue_run(s, fh->r, fh->w.p, fh->w.len);
-		r = rc < 0 ? NULL : fh->r;
-	} else {
-		r = sess_submit(s, fh->w.p, fh->w.len, &rc);
-	}
-	fh->w.len = 0;
-	if (!r) {
-		sess_error(s, "cannot queue the command: %s", strerror(-rc));
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (fh->r != r) {
-		if (fh->r)
-			run_unref(fh->r);
-		fh->r = r;
-		run_ref(r);
-	}
-	answer_or_park(req, fh, 0, 0, try_flush);
+	answer(req, o->flush ? o->flush(req, fh) : -fh->werr, ok_err0, NULL);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	(void)ino;
-	fh_free(get_fh(fi));
+	fh_free(fh_of(fi));
 	fuse_reply_err(req, 0);
 }
 
-static void mkdir_run(fuse_req_t req, const struct node *dir, const char *name)
+static bool try_notify_poll(struct park *p)
 {
-	bool proc = dir->ft == FT_PROCS;
-	struct run *r;
-	int rc = proc ? sess_new_proc(dir->s, name, &r) :
-			sess_new_run(dir->s, name, &r);
+	struct fh *fh = p->fh;
 
-	if (rc < 0)
-		fuse_reply_err(req, -rc);
-	else
-		reply_entry(req, tree_ino(r->id, proc ? FT_PROC : FT_RUN), 0);
+	if (!ops_of(fh->fe->ft)->readable(fh))
+		return false;
+	fuse_lowlevel_notify_poll(fh->ph);
+	fuse_pollhandle_destroy(fh->ph);
+	fh->ph = NULL;
+	fh->poll_watch = NULL; /* park_wake_list frees the record */
+	return true;
+}
+
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	struct fh *fh = fh_of(fi);
+	const struct fops *o = ops_of(fh->fe->ft);
+	struct park watch = { .fh = fh, .retry = try_notify_poll };
+
+	(void)ino;
+	if (!o->readable || o->readable(fh)) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_poll(req, POLLIN | POLLRDNORM);
+		return;
+	}
+	if (ph) {
+		fh_unwatch(fh);
+		fh->ph = ph;
+		fh->poll_watch = park_add(o->waiters(fh), &watch);
+	}
+	fuse_reply_poll(req, 0);
+}
+
+struct entry {
+	fuse_ino_t ino;
+	double ttl;
+};
+
+static void ok_entry(fuse_req_t req, void *arg)
+{
+	struct entry *e = arg;
+
+	reply_entry(req, e->ino, e->ttl);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode)
 {
-	struct fuse_ctx const *ctx = fuse_req_ctx(req);
+	struct entry e = { 0, FAM_ENTRY_TTL };
+	const struct fops *o;
 	struct node dir;
-	struct sess *s;
-	int rc;
 
 	(void)mode;
 	if (!resolve(req, parent, &dir))
 		return;
-	if (dir.ft == FT_RUNS || dir.ft == FT_PROCS) {
-		mkdir_run(req, &dir, name);
-		return;
-	}
-	if (dir.ft != FT_SESSIONS) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	rc = sess_create(name, ctx->uid, ctx->gid, &s);
-	if (rc < 0) {
-		log_msg(LOG_WARNING, "mkdir sessions/%.80s: %s", name,
-			strerror(-rc));
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	reply_entry(req, tree_ino(s->id, FT_SESS), ENTRY_TTL);
-}
-
-static void rmdir_done(void *arg)
-{
-	fuse_reply_err((fuse_req_t)arg, 0);
+	o = ops_of(dir.ft);
+	answer(req,
+	       o->mkdir ? o->mkdir(req, &dir, name, &e.ino, &e.ttl) : -EACCES,
+	       ok_entry, &e);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	const struct fops *o;
 	struct node dir;
-	struct sess *s;
-	int rc;
 
 	if (!resolve(req, parent, &dir))
 		return;
-	if (dir.ft == FT_RUNS) {
-		struct run *r = sess_run_by_name(dir.s, name);
-
-		rc = r ? sess_remove_run(dir.s, r) : -ENOENT;
-		if (rc == -EBUSY)
-			sess_error(dir.s,
-				   "rmdir runs/%s: it is queued or "
-				   "running",
-				   name);
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	if (dir.ft == FT_PROCS) {
-		struct run *p = sess_proc_by_name(dir.s, name);
-
-		rc = p ? sess_remove_proc(dir.s, p, rmdir_done, req) : -ENOENT;
-		if (rc < 0)
-			fuse_reply_err(req, -rc);
-		return;
-	}
-	if (dir.ft != FT_SESSIONS) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	s = sess_find(name);
-	if (!s || s->dying) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	rc = sess_delete(s, rmdir_done, req);
-	if (rc < 0) {
-		sess_error(s, "rmdir: %s", strerror(-rc));
-		fuse_reply_err(req, -rc);
-	}
+	o = ops_of(dir.ft);
+	answer(req, o->rmdir ? o->rmdir(req, &dir, name) : -EACCES, ok_err0,
+	       NULL);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	const struct fops *o;
 	struct node dir;
 
 	if (!resolve(req, parent, &dir))
 		return;
-	if (dir.ft == FT_ROOTENV)
-		fuse_reply_err(req, -sess_root_unsetenv(name));
-	else if (dir.ft == FT_ENVDIR)
-		fuse_reply_err(req, -sess_unsetenv(dir.s, name));
-	else
-		fuse_reply_err(req, EACCES);
+	o = ops_of(dir.ft);
+	answer(req, o->unlink ? o->unlink(&dir, name) : -EACCES, ok_err0, NULL);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
 	struct fuse_entry_param e = { 0 };
+	const struct fops *o;
 	struct node dir, n;
 	struct fh *fh;
 	int rc;
@@ -1204,27 +422,16 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	(void)mode;
 	if (!resolve(req, parent, &dir))
 		return;
-	if (dir.ft != FT_ENVDIR && dir.ft != FT_ROOTENV) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	rc = dir.ft == FT_ROOTENV ? sess_root_setenv(name, "", 0) :
-				    sess_setenv(dir.s, name, "", 0);
-	if (rc < 0) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	e.ino = dir.ft == FT_ROOTENV ?
-			tree_ino(envmap_get(sess_root_env(), name)->id,
-				 FT_ROOTENVVAR) :
-			tree_ino(envmap_get(&dir.s->env, name)->id, FT_ENVVAR);
-	tree_resolve(e.ino, &n);
-	fill_attr(e.ino, &n, &e.attr);
-	fh = fh_new(&n);
+	o = ops_of(dir.ft);
+	rc = o->create ? o->create(&dir, name, &e.ino) : -EACCES;
+	if (rc == 0 && tree_resolve(e.ino, &n) < 0)
+		rc = -ENOENT;
+	fh = rc == 0 ? fh_new(&n) : NULL;
 	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
+		fuse_reply_err(req, rc < 0 ? -rc : ENOMEM);
 		return;
 	}
+	fill_attr(e.ino, &n, &e.attr);
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
 	fuse_reply_create(req, &e, fi);
@@ -1233,9 +440,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
+	const struct fops *o;
 	struct node n;
 
-	(void)attr;
 	if (!resolve(req, ino, &n))
 		return;
 	if (to_set &
@@ -1247,26 +454,23 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	if ((to_set & FUSE_SET_ATTR_SIZE) && n.ft == FT_ENVVAR &&
-	    attr->st_size == 0)
-		sess_setenv(n.s, n.var->name, "", 0);
-	if ((to_set & FUSE_SET_ATTR_SIZE) && n.ft == FT_ROOTENVVAR &&
-	    attr->st_size == 0)
-		sess_root_setenv(n.var->name, "", 0);
+	o = ops_of(n.ft);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size == 0 && o->truncate)
+		o->truncate(&n);
 	op_getattr(req, ino, fi);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	const char *target = NULL;
 	struct node n;
-	struct run *r;
 
-	if (tree_resolve(ino, &n) < 0 || n.ft != FT_LATEST ||
-	    !(r = sess_latest(n.s))) {
+	if (tree_resolve(ino, &n) == 0 && ops_of(n.ft)->link)
+		target = ops_of(n.ft)->link(&n);
+	if (target)
+		fuse_reply_readlink(req, target);
+	else
 		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	fuse_reply_readlink(req, r->name);
 }
 
 unsigned fsn_max_read = FSN_MAX_READ;
@@ -1280,6 +484,17 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+}
+
+void fsn_ops_init(void)
+{
+	/* The tables are constant: a disagreement is a bug of the build,
+	 * which the unit tests catch. */
+	if (tree_init(&fam_root) < 0) {
+		log_msg(LOG_ERR, "the file tables disagree");
+		abort();
+	}
+	sess_env_ready_hook = park_env_ready;
 }
 
 const struct fuse_lowlevel_ops tree_ops = {

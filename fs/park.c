@@ -4,12 +4,18 @@
  * libfuse calls the interrupt function from inside request processing;
  * the request is only moved to a list there and answered afterwards, so
  * no reply is sent while libfuse holds the request's lock.
+ *
+ * Held env/ requests are kept here, in one list tagged with their
+ * session's id: there are few (they wait well under a millisecond), and
+ * the session layer only says when a session's variables are known.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "park.h"
 
 static struct list interrupted = LIST_INIT(interrupted);
+static struct list held = LIST_INIT(held);
 
 static void on_interrupt(fuse_req_t req, void *data)
 {
@@ -20,37 +26,100 @@ static void on_interrupt(fuse_req_t req, void *data)
 	list_add_tail(&interrupted, &p->link);
 }
 
-struct park *park_add(struct run *r, const struct park *how)
+static void park_free(struct park *p)
+{
+	free(p->name);
+	free(p);
+}
+
+/* A copy of *how in list l, interruptible when it has a request. */
+static struct park *park_in(struct list *l, const struct park *how)
 {
 	struct park *p = malloc(sizeof(*p));
 
 	if (!p)
 		return NULL;
 	*p = *how;
-	list_add_tail(&r->waiters, &p->link);
+	p->name = NULL;
+	list_add_tail(l, &p->link);
 	if (p->req)
 		fuse_req_interrupt_func(p->req, on_interrupt, p);
 	return p;
 }
 
-void park_wake(struct run *r)
+struct park *park_add(struct list *waiters, const struct park *how)
+{
+	return park_in(waiters, how);
+}
+
+void park_wake_list(struct list *waiters)
 {
 	struct list *l, *n;
 
-	list_for_each_safe (l, n, &r->waiters) {
+	list_for_each_safe (l, n, waiters) {
 		struct park *p = list_entry(l, struct park, link);
 
 		if (p->retry(p)) {
 			list_del(&p->link);
-			free(p);
+			park_free(p);
 		}
 	}
+}
+
+void park_wake(struct run *r)
+{
+	park_wake_list(&r->waiters);
 }
 
 void park_cancel(struct park *p)
 {
 	list_del(&p->link);
-	free(p);
+	park_free(p);
+}
+
+bool park_hold(const struct park *how, const char *name)
+{
+	char *copy = name ? strdup(name) : NULL;
+	struct park *p;
+
+	if (name && !copy)
+		return false;
+	/* in the list before the interrupt function can be called */
+	p = park_in(&held, how);
+	if (!p) {
+		free(copy);
+		return false;
+	}
+	p->name = copy;
+	return true;
+}
+
+/* Does again the held requests of session s, or (s NULL) those of
+ * sessions that are gone. */
+static void release(const struct sess *s)
+{
+	struct list ready = LIST_INIT(ready), *l, *n;
+
+	list_for_each_safe (l, n, &held) {
+		struct park *p = list_entry(l, struct park, link);
+
+		if (s ? p->sid == s->id : !sess_get(p->sid)) {
+			list_del(&p->link);
+			list_add_tail(&ready, &p->link);
+		}
+	}
+	while (!list_empty(&ready)) {
+		struct park *p = list_entry(ready.next, struct park, link);
+
+		list_del(&p->link);
+		p->retry(p);
+		park_free(p);
+	}
+}
+
+void park_env_ready(struct sess *s)
+{
+	release(s);
 }
 
 void park_idle(void)
@@ -61,6 +130,8 @@ void park_idle(void)
 
 		list_del(&p->link);
 		fuse_reply_err(p->req, EINTR);
-		free(p);
+		park_free(p);
 	}
+	if (!list_empty(&held))
+		release(NULL);
 }

@@ -1,167 +1,132 @@
 /*
- * tree.c - the declaration of every file: one table per directory.
+ * tree.c - the index of the rows by file type, and inode resolution.
+ *
+ * A file type may have rows in several tables (runs/N/stdout,
+ * procs/N/stdout and the session's stdout are one type): they must be
+ * the same row, and the type records every kind of object (home) whose
+ * directory holds it, which is what an inode's id may name.
  */
 #include <errno.h>
+#include <string.h>
 #include "tree.h"
 
-#define DIR_MODE (S_IFDIR | 0755)
-#define RO	 (S_IFREG | 0444)
-#define RW	 (S_IFREG | 0644)
-#define WO	 (S_IFREG | 0200)
+static struct {
+	const struct fent *fe;
+	unsigned homes; /* bit per enum tree_home */
+} idx[FT_MAX];
 
-static const struct fent root_tab[] = {
-	{ "README", FT_README, RO },	       { "ctl", FT_ROOTCTL, WO },
-	{ "env", FT_ROOTENV, DIR_MODE },       { "files", FT_FILES, DIR_MODE },
-	{ "sessions", FT_SESSIONS, DIR_MODE },
-};
+#define BIT(h) (1u << (h))
 
-static const struct fent sessions_tab[] = {
-	{ "clone", FT_CLONE, RO },
-};
-
-static const struct fent sess_tab[] = {
-	{ "cmd", FT_CMD, RW },		 { "stdout", FT_STDOUT, RO },
-	{ "stderr", FT_STDERR, RO },	 { "output", FT_OUTPUT, RO },
-	{ "stream", FT_STREAM, RO },	 { "exit", FT_EXIT, RO },
-	{ "status", FT_STATUS, RO },	 { "result.json", FT_RESULT, RO },
-	{ "cwd", FT_CWD, RW },		 { "env", FT_ENVDIR, DIR_MODE },
-	{ "timeout", FT_TIMEOUT, RW },	 { "error", FT_ERROR, RO },
-	{ "ctl", FT_CTL, WO },		 { "runs", FT_RUNS, DIR_MODE },
-	{ "procs", FT_PROCS, DIR_MODE },
-};
-
-static const struct fent run_tab[] = {
-	{ "cmd", FT_CMD, RW },	       { "stdout", FT_STDOUT, RO },
-	{ "stderr", FT_STDERR, RO },   { "output", FT_OUTPUT, RO },
-	{ "stream", FT_STREAM, RO },   { "exit", FT_EXIT, RO },
-	{ "status", FT_STATUS, RO },   { "result.json", FT_RESULT, RO },
-	{ "timeout", FT_TIMEOUT, RW },
-};
-
-static const struct fent proc_tab[] = {
-	{ "cmd", FT_CMD, RW },	     { "stdout", FT_STDOUT, RO },
-	{ "stderr", FT_STDERR, RO }, { "output", FT_OUTPUT, RO },
-	{ "stream", FT_STREAM, RO }, { "exit", FT_EXIT, RO },
-	{ "status", FT_STATUS, RO }, { "pid", FT_PID, RO },
-	{ "stdin", FT_STDIN, WO },   { "ctl", FT_CTL, WO },
-};
-
-/* Types that are not in any fixed table. */
-static const struct fent loose[] = {
-	{ "", FT_ROOT, DIR_MODE },
-	{ "", FT_SESS, DIR_MODE },
-	{ "", FT_RUN, DIR_MODE },
-	{ "", FT_PROC, DIR_MODE },
-	{ "latest", FT_LATEST, S_IFLNK | 0777 },
-	{ "", FT_ENVVAR, RW },
-	{ "", FT_ROOTENVVAR, RW },
-	{ "", FT_FILE, RW }, /* its real mode comes from fs/files.c */
-};
-
-#define LEN(a) (sizeof(a) / sizeof(*(a)))
-
-const struct fent *tree_table(enum ft dir, size_t *n)
+static bool same_row(const struct fent *a, const struct fent *b)
 {
-	switch (dir) {
-	case FT_ROOT:
-		*n = LEN(root_tab);
-		return root_tab;
-	case FT_SESSIONS:
-		*n = LEN(sessions_tab);
-		return sessions_tab;
-	case FT_SESS:
-		*n = LEN(sess_tab);
-		return sess_tab;
-	case FT_RUN:
-		*n = LEN(run_tab);
-		return run_tab;
-	case FT_PROC:
-		*n = LEN(proc_tab);
-		return proc_tab;
-	default:
-		*n = 0;
-		return NULL;
-	}
+	return !strcmp(a->name, b->name) && a->mode == b->mode &&
+	       a->ops == b->ops && a->flags == b->flags && a->home == b->home;
+}
+
+static int add_tab(const struct fent *tab, enum tree_home home);
+
+static int add(const struct fent *fe, enum tree_home home)
+{
+	int rc;
+
+	if (fe->ft <= FT_NONE || fe->ft >= FT_MAX)
+		return -EINVAL;
+	if (fe->home != HOME_DIR)
+		home = fe->home;
+	if (idx[fe->ft].fe && !same_row(idx[fe->ft].fe, fe))
+		return -EINVAL;
+	if (fe->ops && !fe->ops->readable != !fe->ops->waiters)
+		return -EINVAL; /* a poll needs both */
+	if (idx[fe->ft].homes & BIT(home))
+		return 0; /* walked from this kind of object already */
+	idx[fe->ft].fe = fe;
+	idx[fe->ft].homes |= BIT(home);
+	if (!fe->ops)
+		return 0;
+	rc = add_tab(fe->ops->tab, home);
+	return rc < 0 ? rc : add_tab(fe->ops->dyn, home);
+}
+
+static int add_tab(const struct fent *tab, enum tree_home home)
+{
+	int rc = 0;
+
+	for (; tab && tab->name && rc == 0; tab++)
+		rc = add(tab, home);
+	return rc;
+}
+
+int tree_init(const struct fent *root)
+{
+	memset(idx, 0, sizeof(idx));
+	return add(root, HOME_TOP);
 }
 
 const struct fent *tree_fent(enum ft ft)
 {
-	static const struct fent *const tabs[] = { root_tab, sessions_tab,
-						   sess_tab, proc_tab, loose };
-	static const size_t lens[] = { LEN(root_tab), LEN(sessions_tab),
-				       LEN(sess_tab), LEN(proc_tab),
-				       LEN(loose) };
+	return ft > FT_NONE && ft < FT_MAX ? idx[ft].fe : NULL;
+}
 
-	for (size_t t = 0; t < LEN(tabs); t++)
-		for (size_t i = 0; i < lens[t]; i++)
-			if (tabs[t][i].ft == ft)
-				return &tabs[t][i];
-	return NULL;
+const struct fent *tree_table(enum ft dir, size_t *n)
+{
+	const struct fent *fe = tree_fent(dir);
+	const struct fent *tab = fe && fe->ops ? fe->ops->tab : NULL;
+
+	*n = 0;
+	while (tab && tab[*n].name)
+		(*n)++;
+	return tab;
 }
 
 bool tree_is_run_file(enum ft ft)
 {
-	for (size_t i = 0; i < LEN(run_tab); i++)
-		if (run_tab[i].ft == ft)
-			return true;
-	return ft == FT_PID || ft == FT_STDIN;
+	const struct fent *fe = tree_fent(ft);
+
+	return fe && (fe->flags & FENT_RUN);
 }
 
-/* True when ft names a file (or the directory) of a run or a process. */
-static bool fits_run(enum ft ft, const struct run *r)
-{
-	size_t n;
-	const struct fent *tab = tree_table(r->is_proc ? FT_PROC : FT_RUN, &n);
-
-	if (ft == (r->is_proc ? FT_PROC : FT_RUN))
-		return true;
-	for (size_t i = 0; i < n; i++)
-		if (tab[i].ft == ft)
-			return true;
-	return false;
-}
-
-/* Resolves a file that lives in a session dir or in runs/N. */
-static int resolve_in_run(struct node *n)
+/* Resolves a file of a session dir, runs/N or procs/N. */
+static int resolve_in_run(struct node *n, unsigned homes)
 {
 	enum obj_kind k = objs_kind(n->id);
+	struct run *r;
 
-	if (k == OBJ_SESS) {
+	if (k == OBJ_SESS && (homes & BIT(HOME_SESS))) {
 		n->s = sess_get(n->id);
 		n->r = tree_is_run_file(n->ft) ? sess_latest(n->s) : NULL;
 		return 0;
 	}
-	if (k == OBJ_RUN && fits_run(n->ft, objs_get(n->id, OBJ_RUN))) {
-		n->r = objs_get(n->id, OBJ_RUN);
-		n->s = n->r->sess;
-		n->run_level = true;
-		return n->s ? 0 : -ENOENT;
-	}
-	return -ENOENT;
+	if (k != OBJ_RUN)
+		return -ENOENT;
+	r = objs_get(n->id, OBJ_RUN);
+	if (!(homes & BIT(r->is_proc ? HOME_PROC : HOME_RUN)))
+		return -ENOENT;
+	n->r = r;
+	n->s = r->sess;
+	n->run_level = true;
+	return n->s ? 0 : -ENOENT;
 }
 
 int tree_resolve(fuse_ino_t ino, struct node *n)
 {
+	unsigned homes;
+
 	*n = (struct node){ .ft = (enum ft)(ino & 0xff), .id = ino >> 8 };
-	if (n->ft == FT_NONE || n->ft >= FT_MAX)
+	if (!tree_fent(n->ft))
 		return -ENOENT;
-	switch (n->ft) {
-	case FT_ROOT:
-	case FT_README:
-	case FT_ROOTCTL:
-	case FT_ROOTENV:
-	case FT_SESSIONS:
-	case FT_CLONE:
-	case FT_FILES:
+	homes = idx[n->ft].homes;
+	if (homes & BIT(HOME_TOP))
 		return n->id == 0 ? 0 : -ENOENT;
-	case FT_ROOTENVVAR:
+	if (homes & BIT(HOME_ROOTENV)) {
 		n->var = objs_get(n->id, OBJ_ROOTENV);
 		return n->var ? 0 : -ENOENT;
-	case FT_ENVVAR:
+	}
+	if (homes & BIT(HOME_ENVVAR)) {
 		n->var = objs_get(n->id, OBJ_ENVVAR);
 		n->s = n->var ? n->var->owner : NULL;
 		return n->var ? 0 : -ENOENT;
-	default:
-		return resolve_in_run(n);
 	}
+	if (homes & BIT(HOME_FILE))
+		return objs_get(n->id, OBJ_FILE) ? 0 : -ENOENT;
+	return resolve_in_run(n, homes);
 }

@@ -1,7 +1,12 @@
 /*
- * tree.h - the shape of the file tree: which file types exist, their
- * names, kinds and modes (one table per directory, after acme's dirtab),
- * and how an inode number names an object and a file type.
+ * tree.h - the shape of the file tree. Every file and directory is a row
+ * (struct fent: its name, file type, mode and the handlers that serve it,
+ * after acme's dirtab and the kernel's file_operations). A family of
+ * files is one module (fs/fam_*.c) that owns its rows and their
+ * handlers; a directory's handlers name the table of its fixed entries
+ * and the rows of the entries its lookup finds, so a new family is one
+ * row in its parent's table. This module indexes the rows by file type,
+ * walking from the root row, and resolves inode numbers.
  *
  * ino = object id << 8 | file type. Object ids are never reused, so an
  * inode of something deleted resolves to nothing (ENOENT).
@@ -45,15 +50,42 @@ enum ft {
 	FT_PID,
 	FT_STDIN,
 	FT_ENVVAR,
-	FT_FILES, /* files/, the workspace root (fs/files.c) */
-	FT_FILE,  /* anything below files/: id is an OBJ_FILE (fs/files.c) */
+	FT_FILES,   /* files/, the workspace root (fs/files.c) */
+	FT_FILE,    /* anything below files/: id is an OBJ_FILE (fs/files.c) */
+	FT_PROCCMD, /* procs/NAME/cmd */
+	FT_PROCCTL, /* procs/NAME/ctl */
 	FT_MAX
 };
 
+/* What the object id of a row's inode names. */
+enum tree_home {
+	HOME_DIR,     /* its directory's object (the rows of most files) */
+	HOME_TOP,     /* nothing: the id is 0 (the root and its fixed rows) */
+	HOME_SESS,    /* a session (struct sess) */
+	HOME_RUN,     /* a run of runs/ (struct run) */
+	HOME_PROC,    /* a process of procs/ (struct run, is_proc) */
+	HOME_ENVVAR,  /* a session's variable (struct envvar) */
+	HOME_ROOTENV, /* a root env/ variable (struct envvar) */
+	HOME_FILE,    /* a node of files/ */
+};
+
+/* A run's file: at the session level it follows the newest run. */
+#define FENT_RUN 1u
+
+#define FENT_DIR (S_IFDIR | 0755)
+#define FENT_RO	 (S_IFREG | 0444)
+#define FENT_RW	 (S_IFREG | 0644)
+#define FENT_WO	 (S_IFREG | 0200)
+
+struct fops;
+
 struct fent {
-	const char *name;
+	const char *name; /* NULL ends a table */
 	enum ft ft;
 	mode_t mode;
+	const struct fops *ops;
+	unsigned flags;	     /* FENT_RUN */
+	enum tree_home home; /* HOME_DIR unless it is an object itself */
 };
 
 /* What an inode stands for, resolved against the live objects. */
@@ -62,8 +94,65 @@ struct node {
 	uint64_t id;
 	struct sess *s;	    /* the session it is in, if any */
 	struct run *r;	    /* its run (NULL: none yet) */
-	struct envvar *var; /* for FT_ENVVAR */
-	bool run_level;	    /* under runs/N rather than the session */
+	struct envvar *var; /* for a variable */
+	bool run_level; /* under runs/N or procs/N rather than the session */
+};
+
+struct fh;
+struct dirbuf;
+
+/*
+ * The behaviour of a row (fs/ops.c calls these; NULL means the default
+ * given). Handlers that return int return 0 or -errno for ops.c to
+ * answer, or FOPS_LATER when they have answered or will answer later.
+ */
+#define FOPS_LATER 1
+
+struct fops {
+	/* A directory: its fixed entries, and the rows of the entries its
+	 * lookup finds (each table ends with a row whose name is NULL). */
+	const struct fent *tab;
+	const struct fent *dyn;
+	/* A passthrough family that serves its inodes' requests itself. */
+	const struct fuse_lowlevel_ops *ll;
+
+	/* Directories. lookup: the inode of name (0: ENOENT) and how long
+	 * the kernel may keep it; list: the entries after the fixed ones;
+	 * mkdir and create: the new inode in *ino (default EACCES). */
+	fuse_ino_t (*lookup)(const struct node *dir, const char *name,
+			     double *ttl);
+	void (*list)(struct dirbuf *d, const struct node *dir);
+	int (*mkdir)(fuse_req_t req, const struct node *dir, const char *name,
+		     fuse_ino_t *ino, double *ttl);
+	int (*rmdir)(fuse_req_t req, const struct node *dir, const char *name);
+	int (*unlink)(const struct node *dir, const char *name);
+	int (*create)(const struct node *dir, const char *name,
+		      fuse_ino_t *ino);
+
+	/* True while the answer about n must wait for its session's
+	 * variables (fs/park.c holds the request until they are known). */
+	bool (*hold)(const struct node *n);
+	/* Attributes: the size (default: the length of text). */
+	off_t (*size)(const struct node *n);
+	/* A generated file's text, malloc'd (NULL on ENOMEM). */
+	char *(*text)(const struct node *n, size_t *len);
+	/* Checks and side effects of an open (fh is made). */
+	int (*open)(struct fh *fh, struct node *n, struct fuse_file_info *fi);
+	/* A read that is not of text: answers it (or parks it). */
+	void (*read)(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+	int (*write)(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size);
+	int (*flush)(fuse_req_t req, struct fh *fh);
+	/* poll(2): true when a read would not block (default: always),
+	 * and the list a poll watch waits in until it is (fs/park.c); a
+	 * family that changes what is readable calls park_wake_list on it.
+	 * Both or neither. */
+	bool (*readable)(const struct fh *fh);
+	struct list *(*waiters)(struct fh *fh);
+	/* Truncation to 0 (setattr); the default changes nothing. */
+	int (*truncate)(const struct node *n);
+	/* A symlink's target. */
+	const char *(*link)(const struct node *n);
 };
 
 static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)
@@ -71,11 +160,15 @@ static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)
 	return (fuse_ino_t)(id << 8 | ft);
 }
 
+/* Indexes the rows below root. Returns 0, or -EINVAL when two rows of
+ * one file type disagree, a type is out of range, or a row has one of
+ * readable and waiters without the other. */
+int tree_init(const struct fent *root);
 /* Resolves ino. Returns 0 or -ENOENT. */
 int tree_resolve(fuse_ino_t ino, struct node *n);
-/* The table of a fixed directory (NULL for others) and its length. */
+/* The fixed entries of a directory (NULL for others) and their number. */
 const struct fent *tree_table(enum ft dir, size_t *n);
-/* The entry of a file type (its name and mode). */
+/* The row of a file type (its name, mode and handlers), or NULL. */
 const struct fent *tree_fent(enum ft ft);
 /* True for files that belong to a run (session-level or runs/N). */
 bool tree_is_run_file(enum ft ft);

@@ -352,3 +352,14 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 	sb_add(&b, "}\n", 2);
 	return sb_take(&b, len);
 }
+
+void run_set_timeout(struct run *r, uint64_t ms)
+{
+	r->timeout_ms = ms;
+	r->has_timeout = true;
+}
+
+void run_want_stdin(struct run *r)
+{
+	r->want_stdin = true;
+}

@@ -109,4 +109,9 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 struct strbuf;
 int run_json_string(struct strbuf *b, const char *s, size_t n);
 
+/* A queued run's own timeout (runs/N/timeout). */
+void run_set_timeout(struct run *r, uint64_t ms);
+/* A process not started yet gets a pipe for its stdin. */
+void run_want_stdin(struct run *r);
+
 #endif

@@ -1354,3 +1354,8 @@ static void rearm_timer(void)
 	if (timerfd_settime(timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
 		timer_armed = t;
 }
+
+void sess_set_timeout(struct sess *s, uint64_t ms)
+{
+	s->timeout_ms = ms;
+}

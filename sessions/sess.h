@@ -169,4 +169,7 @@ void sess_error(struct sess *s, const char *fmt, ...)
 /* The error file's text (malloc'd). */
 char *sess_errors_text(struct sess *s, size_t *len);
 
+/* The session's timeout for runs that set none (fs/ timeout, ctl). */
+void sess_set_timeout(struct sess *s, uint64_t ms);
+
 #endif

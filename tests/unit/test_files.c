@@ -1,10 +1,11 @@
 /*
  * test_files.c - files/ without a mount: names, the (dev, ino) table,
  * lookups and lookup counts, creation that never follows a symlink, the
- * inode numbers of directory entries. The file under test is included so
+ * inode numbers of directory entries. The files under test are included so
  * that its static helpers can be called; the teardown frees every node,
  * so the tests also run in one process (CK_FORK=no).
  */
+#include "fs/files_node.c"
 #include "fs/files.c"
 #include "unit.h"
 
@@ -43,11 +44,11 @@ static void reset(void)
 	for (size_t i = 0; i < hcap; i++)
 		for (n = htab[i]; n; n = next) {
 			next = n->next;
-			if (n != &root)
-				unref(n, n->nlookup ? n->nlookup : 1);
+			if (n != &fnode_root)
+				fnode_unref(n, n->nlookup ? n->nlookup : 1);
 		}
-	close(root.fd);
-	root = (struct fnode){ .fd = -1 };
+	close(fnode_root.fd);
+	fnode_root = (struct fnode){ .fd = -1 };
 	free(htab);
 	htab = NULL;
 	hcap = hcount = 0;
@@ -68,7 +69,7 @@ static void teardown(void)
 static struct fnode *look(const char *name, struct fuse_entry_param *e)
 {
 	int err = 0;
-	struct fnode *n = lookup_at(&root, name, e, &err);
+	struct fnode *n = fnode_lookup(&fnode_root, name, e, &err);
 
 	ck_assert_msg(n != NULL, "lookup %s: %s", name, strerror(err));
 	return n;
@@ -95,11 +96,11 @@ START_TEST(inodes)
 	ck_assert(files_is(tree_ino(7, FT_FILE)));
 	ck_assert(!files_is(tree_ino(0, FT_ROOT)));
 	ck_assert(!files_is(tree_ino(7, FT_SESS)));
-	ck_assert_ptr_eq(node_of(tree_ino(0, FT_FILES)), &root);
-	ck_assert_ptr_null(node_of(tree_ino(1, FT_FILES)));
-	ck_assert_ptr_null(node_of(tree_ino(0, FT_ROOT)));
-	ck_assert_ptr_null(node_of(tree_ino(12345, FT_FILE)));
-	ck_assert_uint_eq(ino_of(&root), tree_ino(0, FT_FILES));
+	ck_assert_ptr_eq(fnode_of(tree_ino(0, FT_FILES)), &fnode_root);
+	ck_assert_ptr_null(fnode_of(tree_ino(1, FT_FILES)));
+	ck_assert_ptr_null(fnode_of(tree_ino(0, FT_ROOT)));
+	ck_assert_ptr_null(fnode_of(tree_ino(12345, FT_FILE)));
+	ck_assert_uint_eq(fnode_ino(&fnode_root), tree_ino(0, FT_FILES));
 	ck_assert_int_eq(files_init(ws), -EALREADY);
 }
 END_TEST
@@ -119,27 +120,27 @@ START_TEST(lookup_and_forget)
 	ck_assert_uint_eq(e.ino, tree_ino(n->id, FT_FILE));
 	ck_assert_uint_eq(e.attr.st_ino, e.ino);
 	ck_assert(S_ISREG(e.attr.st_mode));
-	ck_assert_ptr_eq(node_of(e.ino), n);
+	ck_assert_ptr_eq(fnode_of(e.ino), n);
 	ck_assert_uint_eq(n->nlookup, 1);
 	/* a hard link is the same node */
 	ck_assert_ptr_eq(look("b", &e2), n);
 	ck_assert_uint_eq(e2.ino, e.ino);
 	ck_assert_uint_eq(n->nlookup, 2);
-	ck_assert_ptr_null(lookup_at(&root, "missing", &e2, &err));
+	ck_assert_ptr_null(fnode_lookup(&fnode_root, "missing", &e2, &err));
 	ck_assert_int_eq(err, ENOENT);
-	unref(n, 1);
-	ck_assert_ptr_eq(node_of(e.ino), n);
-	unref(n, 1);
-	ck_assert_ptr_null(node_of(e.ino));
-	ck_assert_ptr_null(hfind(e.attr.st_dev, (ino_t)e.attr.st_ino));
+	fnode_unref(n, 1);
+	ck_assert_ptr_eq(fnode_of(e.ino), n);
+	fnode_unref(n, 1);
+	ck_assert_ptr_null(fnode_of(e.ino));
+	ck_assert_ptr_null(fnode_find(e.attr.st_dev, (ino_t)e.attr.st_ino));
 	ck_assert_uint_eq(hcount, 1); /* the root */
 	/* a later lookup makes a new node with a new inode number */
 	n = look("a", &e2);
 	ck_assert_uint_ne(e2.ino, e.ino);
-	unref(n, 5);
-	ck_assert_ptr_null(node_of(e2.ino));
-	unref(&root, 100);
-	ck_assert_ptr_eq(node_of(tree_ino(0, FT_FILES)), &root);
+	fnode_unref(n, 5);
+	ck_assert_ptr_null(fnode_of(e2.ino));
+	fnode_unref(&fnode_root, 100);
+	ck_assert_ptr_eq(fnode_of(tree_ino(0, FT_FILES)), &fnode_root);
 }
 END_TEST
 
@@ -159,13 +160,13 @@ START_TEST(many)
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		ck_assert_ptr_eq(look(name, &e), n[i]);
-		ck_assert_ptr_eq(hfind(n[i]->dev, n[i]->ino), n[i]);
+		ck_assert_ptr_eq(fnode_find(n[i]->dev, n[i]->ino), n[i]);
 	}
 	for (int i = 0; i < N; i += 2)
-		unref(n[i], 2);
+		fnode_unref(n[i], 2);
 	ck_assert_uint_eq(hcount, N / 2 + 1);
 	for (int i = 1; i < N; i += 2)
-		ck_assert_ptr_eq(node_of(ino_of(n[i])), n[i]);
+		ck_assert_ptr_eq(fnode_of(fnode_ino(n[i])), n[i]);
 }
 END_TEST
 
@@ -186,7 +187,7 @@ START_TEST(symlinks_stay_links)
 	len = readlinkat(n->fd, "", buf, sizeof(buf) - 1);
 	ck_assert_int_eq(len, (ssize_t)strlen(t));
 	/* creating through it fails instead of creating outside */
-	ck_assert_int_eq(create_at(&root, "esc", 0644, O_WRONLY), -ELOOP);
+	ck_assert_int_eq(create_at(&fnode_root, "esc", 0644, O_WRONLY), -ELOOP);
 	ck_assert_int_eq(access(t, F_OK), -1);
 	/* a symlink to a directory outside is not a way out either */
 	at(ws, "up", p, sizeof(p));
@@ -206,12 +207,12 @@ START_TEST(create_ignores_umask)
 	int fd;
 
 	old = umask(077);
-	ck_assert_int_eq(make_at(&root, "d", S_IFDIR | 0755, NULL), 0);
-	ck_assert_int_eq(make_at(&root, "fifo", S_IFIFO | 0640, NULL), 0);
-	fd = create_at(&root, "f", 0664, O_WRONLY | O_EXCL);
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL), 0);
+	ck_assert_int_eq(make_at(&fnode_root, "fifo", S_IFIFO | 0640, NULL), 0);
+	fd = create_at(&fnode_root, "f", 0664, O_WRONLY | O_EXCL);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(create_at(&root, "f", 0664, O_WRONLY | O_EXCL),
+	ck_assert_int_eq(create_at(&fnode_root, "f", 0664, O_WRONLY | O_EXCL),
 			 -EEXIST);
 	ck_assert_int_eq(umask(old), 077);
 	n = look("d", &e);
@@ -221,7 +222,8 @@ START_TEST(create_ignores_umask)
 	ck_assert_uint_eq(e.attr.st_mode, S_IFIFO | 0640);
 	look("f", &e);
 	ck_assert_uint_eq(e.attr.st_mode, S_IFREG | 0664);
-	ck_assert_int_eq(make_at(&root, "d", S_IFDIR | 0755, NULL), -EEXIST);
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL),
+			 -EEXIST);
 }
 END_TEST
 
@@ -241,17 +243,17 @@ START_TEST(dir_entries)
 	struct fnode *n;
 
 	strcpy(de.d_name, ".");
-	ck_assert_uint_eq(entry_ino(&root, &de), ino_of(&root));
+	ck_assert_uint_eq(entry_ino(&fnode_root, &de), fnode_ino(&fnode_root));
 	strcpy(de.d_name, "..");
-	ck_assert_uint_eq(entry_ino(&root, &de), FUSE_ROOT_ID);
+	ck_assert_uint_eq(entry_ino(&fnode_root, &de), FUSE_ROOT_ID);
 	touch("x");
 	n = look("x", &e);
 	strcpy(de.d_name, "x");
 	de.d_ino = n->ino;
-	ck_assert_uint_eq(entry_ino(&root, &de), ino_of(n));
+	ck_assert_uint_eq(entry_ino(&fnode_root, &de), fnode_ino(n));
 	de.d_ino = 424242; /* not looked up: the real number */
 	strcpy(de.d_name, "y");
-	ck_assert_uint_eq(entry_ino(&root, &de), 424242);
+	ck_assert_uint_eq(entry_ino(&fnode_root, &de), 424242);
 }
 END_TEST
 
@@ -259,10 +261,10 @@ START_TEST(not_a_sessionfs)
 {
 	uint64_t mnt = 0;
 
-	ck_assert_int_eq(mount_of(root.fd, &mnt), 0);
-	ck_assert_uint_eq(mnt, root.mnt);
-	ck_assert(!is_sessionfs(mnt));
-	ck_assert(!is_sessionfs(~(uint64_t)0));
+	ck_assert_int_eq(fnode_mount_of(fnode_root.fd, &mnt), 0);
+	ck_assert_uint_eq(mnt, fnode_root.mnt);
+	ck_assert(!fnode_is_sessionfs(mnt));
+	ck_assert(!fnode_is_sessionfs(~(uint64_t)0));
 }
 END_TEST
 

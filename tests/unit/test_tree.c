@@ -1,5 +1,7 @@
-/* test_tree.c - the file tables and inode resolution of fs/tree.c. */
+/* test_tree.c - the file tables (the families' rows) and inode resolution
+ * of fs/tree.c. */
 #include <errno.h>
+#include "fs/fam_root.h"
 #include "fs/tree.h"
 #include "sessions/objs.h"
 #include "sessions/run.h"
@@ -187,6 +189,68 @@ START_TEST(run_file_types)
 }
 END_TEST
 
+/* procs/NAME: its own cmd and ctl, the run's output rows, pid, stdin. */
+START_TEST(proc_table)
+{
+	const struct fent *cmd = find(FT_PROC, "cmd"),
+			  *ctl = find(FT_PROC, "ctl");
+
+	ck_assert_ptr_nonnull(cmd);
+	ck_assert_ptr_nonnull(ctl);
+	ck_assert_int_eq(cmd->ft, FT_PROCCMD);
+	ck_assert_int_eq(ctl->ft, FT_PROCCTL);
+	ck_assert(cmd->mode & 0200);
+	ck_assert(ctl->mode & 0200);
+	ck_assert(S_ISREG(find(FT_PROC, "pid")->mode));
+	ck_assert(find(FT_PROC, "stdin")->mode & 0200);
+	ck_assert(tree_is_run_file(FT_PID));
+	ck_assert(tree_is_run_file(FT_STDIN));
+	ck_assert(!tree_is_run_file(FT_PROCCTL));
+	/* the output rows are the run's */
+	ck_assert_ptr_eq(find(FT_PROC, "stdout"), tree_fent(FT_STDOUT));
+	ck_assert_int_eq(find(FT_PROC, "exit")->ft, find(FT_RUN, "exit")->ft);
+	ck_assert_ptr_null(find(FT_PROC, "timeout"));
+}
+END_TEST
+
+static const struct fops dummy_ops;
+static bool never(const struct fh *fh)
+{
+	(void)fh;
+	return false;
+}
+static const struct fops poll_only_ops = { .readable = never };
+
+/* tree_init refuses tables that would make a type ambiguous. */
+START_TEST(init_refuses_bad_tables)
+{
+	static const struct fent twice[] = {
+		{ "a", FT_README, FENT_RO, &dummy_ops, 0, HOME_DIR },
+		{ "b", FT_README, FENT_RW, &dummy_ops, 0, HOME_DIR },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+	};
+	static const struct fent range[] = {
+		{ "a", FT_MAX, FENT_RO, &dummy_ops, 0, HOME_DIR },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+	};
+	static const struct fent poll[] = {
+		{ "a", FT_STREAM, FENT_RO, &poll_only_ops, 0, HOME_DIR },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+	};
+	static const struct fops o1 = { .tab = twice }, o2 = { .tab = range },
+				 o3 = { .tab = poll };
+	const struct fent r1 = { "", FT_ROOT, FENT_DIR, &o1, 0, HOME_TOP };
+	const struct fent r2 = { "", FT_ROOT, FENT_DIR, &o2, 0, HOME_TOP };
+	const struct fent r3 = { "", FT_ROOT, FENT_DIR, &o3, 0, HOME_TOP };
+
+	ck_assert_int_eq(tree_init(&r1), -EINVAL);
+	ck_assert_int_eq(tree_init(&r2), -EINVAL);
+	ck_assert_int_eq(tree_init(&r3), -EINVAL);
+	ck_assert_int_eq(tree_init(&fam_root), 0);
+	ck_assert_ptr_eq(tree_fent(FT_ROOT), &fam_root);
+}
+END_TEST
+
 START_TEST(resolve_fixed)
 {
 	static const enum ft fixed[] = { FT_ROOT, FT_README, FT_SESSIONS,
@@ -333,6 +397,40 @@ START_TEST(resolve_run)
 }
 END_TEST
 
+START_TEST(resolve_proc)
+{
+	struct sess *s = fake_sess();
+	struct run *r = add_run(s, true), *p = run_new_empty();
+	struct node n;
+
+	ck_assert_ptr_nonnull(p);
+	p->sess = s;
+	p->is_proc = true;
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_PROC), &n), 0);
+	ck_assert_ptr_eq(n.r, p);
+	ck_assert(n.run_level);
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_PROCCMD), &n), 0);
+	ck_assert_ptr_eq(n.r, p);
+	ck_assert_ptr_eq(n.s, s);
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_STDOUT), &n), 0);
+	ck_assert_ptr_eq(n.r, p);
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_PID), &n), 0);
+	/* a process is not a run of runs/, and the other way round */
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_RUN), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_CMD), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(p->id, FT_TIMEOUT), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r->id, FT_PROC), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r->id, FT_PROCCMD), &n),
+			 -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(r->id, FT_PID), &n), -ENOENT);
+	/* nor a session's */
+	ck_assert_int_eq(tree_resolve(tree_ino(s->id, FT_PROCCTL), &n),
+			 -ENOENT);
+	run_unref(p);
+}
+END_TEST
+
 START_TEST(resolve_envvar)
 {
 	struct sess *s = fake_sess();
@@ -392,12 +490,15 @@ static Suite *suite(void)
 	tcase_add_test(tc, design_files);
 	tcase_add_test(tc, fent_every_type);
 	tcase_add_test(tc, run_file_types);
+	tcase_add_test(tc, proc_table);
+	tcase_add_test(tc, init_refuses_bad_tables);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("resolve");
 	tcase_add_test(tc, resolve_fixed);
 	tcase_add_test(tc, resolve_bad_types);
 	tcase_add_test(tc, resolve_session);
 	tcase_add_test(tc, resolve_run);
+	tcase_add_test(tc, resolve_proc);
 	tcase_add_test(tc, resolve_envvar);
 	tcase_add_test(tc, ino_unique);
 	suite_add_tcase(s, tc);
@@ -406,5 +507,7 @@ static Suite *suite(void)
 
 int main(void)
 {
+	if (tree_init(&fam_root) < 0)
+		return 1; /* two rows of one type disagree */
 	return unit_run(suite());
 }

@@ -1,0 +1,230 @@
+/*
+ * fam.c - the open file and the replies the file families share.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "fam.h"
+#include "sessions/run.h"
+
+void fh_set_run(struct fh *fh, struct run *r)
+{
+	if (r)
+		run_ref(r);
+	if (fh->r)
+		run_unref(fh->r);
+	fh->r = r;
+}
+
+void fh_unwatch(struct fh *fh)
+{
+	if (fh->poll_watch)
+		park_cancel(fh->poll_watch);
+	if (fh->ph)
+		fuse_pollhandle_destroy(fh->ph);
+	fh->poll_watch = NULL;
+	fh->ph = NULL;
+}
+
+void fh_free(struct fh *fh)
+{
+	fh_unwatch(fh);
+	fh_set_run(fh, NULL);
+	if (fh->fd >= 0)
+		close(fh->fd);
+	if (fh->fd_out >= 0)
+		close(fh->fd_out);
+	if (fh->fd_err >= 0)
+		close(fh->fd_err);
+	free(fh->text);
+	free(fh->w.p);
+	free(fh->var);
+	free(fh);
+}
+
+struct fh *fh_new(const struct node *n)
+{
+	struct fh *fh = calloc(1, sizeof(*fh));
+
+	if (!fh)
+		return NULL;
+	fh->fe = tree_fent(n->ft);
+	fh->sid = n->s ? n->s->id : 0;
+	fh->fd = fh->fd_out = fh->fd_err = -1;
+	if (n->r && (tree_is_run_file(n->ft) || n->run_level))
+		fh_set_run(fh, n->r);
+	if (n->var && !(fh->var = strdup(n->var->name))) {
+		fh_free(fh);
+		return NULL;
+	}
+	return fh;
+}
+
+int fh_spool(struct fh *fh, int *slot, const char *suffix)
+{
+	struct sess *s;
+	char name[64];
+
+	if (*slot >= 0 || !fh->r)
+		return *slot;
+	s = fh->r->sess;
+	if (!s || (fh->r->state == RUN_QUEUED && strcmp(suffix, "cmd")))
+		return -1;
+	run_file(fh->r, suffix, name, sizeof(name));
+	*slot = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
+	return *slot;
+}
+
+void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
+		    off_t off)
+{
+	if ((size_t)off >= len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, text + off,
+			       len - (size_t)off < size ? len - (size_t)off :
+							  size);
+}
+
+void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fd;
+	bv.buf[0].pos = (off_t)off;
+	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
+		     uint64_t end, size_t size, off_t off)
+{
+	uint64_t at = (uint64_t)off;
+	int fd = fh_spool(fh, &fh->fd, suffix);
+
+	if (at >= end || fd < 0)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fam_reply_fd(req, fd,
+			     end - at < size ? (size_t)(end - at) : size, at);
+}
+
+#define OUTPUT_PIECES 32 /* records gathered into one reply at most */
+
+size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
+			uint64_t off)
+{
+	struct fuse_bufvec *v =
+		calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) * sizeof(v->buf[0]));
+	int idx = fh_spool(fh, &fh->fd, "idx");
+	struct outrec rec;
+	uint64_t i, skip;
+	size_t sent = 0;
+
+	if (!v || !fh->r || off >= fh->r->all.size || idx < 0 ||
+	    outidx_find(idx, off, &rec, &i) < 0) {
+		fuse_reply_buf(req, NULL, 0);
+		free(v);
+		return 0;
+	}
+	do {
+		struct fuse_buf *b = &v->buf[v->count];
+		int fd = rec.stream == 1 ? fh_spool(fh, &fh->fd_out, "out") :
+					   fh_spool(fh, &fh->fd_err, "err");
+
+		if (fd < 0)
+			break;
+		skip = off + sent - rec.off;
+		*b = (struct fuse_buf){
+			.size = rec.len - skip < size - sent ?
+					(size_t)(rec.len - skip) :
+					size - sent,
+			.flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+			.fd = fd,
+			.pos = (off_t)(rec.src + skip),
+		};
+		sent += b->size;
+		v->count++;
+	} while (sent < size && v->count < OUTPUT_PIECES &&
+		 outidx_get(idx, ++i, &rec) == 0);
+	if (v->count == 0)
+		fuse_reply_err(req, EIO);
+	else
+		fuse_reply_data(req, v, FUSE_BUF_SPLICE_MOVE);
+	free(v);
+	return sent;
+}
+
+void fam_answer_or_park(fuse_req_t req, struct fh *fh,
+			struct list *(*waiters)(struct fh *fh), size_t size,
+			off_t off, bool (*try)(struct park *))
+{
+	struct park now = {
+		.req = req, .fh = fh, .size = size, .off = off, .retry = try
+	};
+
+	if (try(&now))
+		return;
+	if (!park_add(waiters(fh), &now))
+		fuse_reply_err(req, ENOMEM);
+}
+
+int fam_gather(struct fh *fh, struct sess *s, const char *buf, size_t size)
+{
+	if (fh->w.len + size > conf.max_command_bytes) {
+		sess_error(s, "command longer than max_command_bytes (%llu)",
+			   (unsigned long long)conf.max_command_bytes);
+		fh->werr = E2BIG;
+		return -E2BIG;
+	}
+	sb_add(&fh->w, buf, size);
+	return fh->w.err ? fh->w.err : 0;
+}
+
+size_t fam_value_len(const struct strbuf *w)
+{
+	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;
+}
+
+int fam_lines(struct fh *fh, struct sess *s, bool all,
+	      int (*line)(struct fh *fh, struct sess *s, const char *l,
+			  size_t len))
+{
+	struct strbuf *w = &fh->w;
+	size_t start = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i <= w->len && rc == 0; i++) {
+		if (i < w->len ? w->p[i] != '\n' : !all || i == start)
+			continue;
+		if (i > start)
+			rc = line(fh, s, w->p + start, i - start);
+		start = i + 1;
+	}
+	if (start > w->len)
+		start = w->len;
+	memmove(w->p, w->p + start, w->len - start);
+	w->len -= start;
+	return rc;
+}
+
+void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
+		 mode_t mode)
+{
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	size_t need;
+
+	if ((off_t)d->count++ < d->from || d->len >= d->max)
+		return;
+	need = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
+	if (d->len + need > d->max) {
+		d->max = d->len; /* full: later entries come next call */
+		return;
+	}
+	fuse_add_direntry(d->req, d->p + d->len, need, name, &st,
+			  (off_t)d->count);
+	d->len += need;
+}

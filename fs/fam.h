@@ -1,0 +1,94 @@
+/*
+ * fam.h - what the file families share (fs/fam_*.c): the open file, the
+ * replies of text, spool files and directory listings, written bytes
+ * gathered until they are applied, and parked answers. Families call
+ * these; this module calls no family.
+ */
+#ifndef SFS_FAM_H
+#define SFS_FAM_H
+
+#include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include "park.h"
+#include "sessions/strbuf.h"
+#include "tree.h"
+
+#define FAM_ENTRY_TTL 60.0 /* names that never change meaning */
+
+/* An open file. */
+struct fh {
+	const struct fent *fe; /* its row */
+	uint64_t sid;	       /* its session's id (0: none) */
+	struct run *r;	       /* the run it reads, or that its cmd started */
+	char *var;	       /* env/NAME: the name */
+	int fd;		       /* spool (or output index) read end, lazily */
+	int fd_out, fd_err;    /* for output and stream: the two spools */
+	uint64_t cursor;       /* stream position */
+	char *text;	       /* snapshot of a generated file */
+	size_t tlen;
+	struct strbuf w;	    /* bytes written since open */
+	struct fuse_pollhandle *ph; /* a poll waiting for readability */
+	struct park *poll_watch;    /* its record on the run */
+	bool dirty;		    /* cmd bytes not yet submitted */
+	int werr;		    /* sticky write error */
+};
+
+static inline struct fh *fh_of(const struct fuse_file_info *fi)
+{
+	return (struct fh *)(uintptr_t)fi->fh;
+}
+
+/* An open file of n (it holds n's run). NULL on ENOMEM. */
+struct fh *fh_new(const struct node *n);
+void fh_free(struct fh *fh);
+/* Makes r (may be NULL) the run fh holds. */
+void fh_set_run(struct fh *fh, struct run *r);
+/* Drops fh's poll watch. */
+void fh_unwatch(struct fh *fh);
+/* Opens (once) fh's run's spool file with that suffix into *slot;
+ * returns the descriptor or -1. */
+int fh_spool(struct fh *fh, int *slot, const char *suffix);
+
+/* Replies with text[off..] (at most size bytes). */
+void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
+		    off_t off);
+/* Replies with size bytes of fd at off, zero copy (spliced). */
+void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off);
+/* Replies with up to size bytes at off of fh's spool file with that
+ * suffix, which is end bytes long. */
+void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
+		     uint64_t end, size_t size, off_t off);
+/* Replies with up to size output bytes from off, gathered from the
+ * records of fh's run that hold them; returns how many it sent. */
+size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
+			uint64_t off);
+/* Answers now if try can, else parks the request in the list that
+ * waiters gives (asked only then). */
+void fam_answer_or_park(fuse_req_t req, struct fh *fh,
+			struct list *(*waiters)(struct fh *fh), size_t size,
+			off_t off, bool (*try)(struct park *));
+
+/* Adds buf to what was written to fh (E2BIG past max_command_bytes).
+ * Returns 0 or -errno. */
+int fam_gather(struct fh *fh, struct sess *s, const char *buf, size_t size);
+/* The value written to a small file, less one trailing newline. */
+size_t fam_value_len(const struct strbuf *w);
+/* Calls line for each complete line written to fh (and the rest too when
+ * all), stops at the first error and keeps what is left. */
+int fam_lines(struct fh *fh, struct sess *s, bool all,
+	      int (*line)(struct fh *fh, struct sess *s, const char *l,
+			  size_t len));
+
+/* Directory listings, built for each readdir call. */
+struct dirbuf {
+	char *p;
+	size_t len, cap, count;
+	off_t from;
+	size_t max;
+	fuse_req_t req;
+};
+
+void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
+		 mode_t mode);
+
+#endif

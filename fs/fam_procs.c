@@ -1,0 +1,215 @@
+/*
+ * fam_procs.c - procs/ and procs/NAME: cmd (its close starts the
+ * process), the run's output and status files, pid, stdin (a pipe when
+ * opened for writing before the start) and ctl (kill [SIGNAL], a bare
+ * signal name, eof). rmdir ends the process and returns once it is gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include "fam.h"
+#include "fam_procs.h"
+#include "fam_run.h"
+#include "sessions/ctl.h"
+
+static off_t cmd_size(const struct node *n)
+{
+	return (off_t)n->r->cmd_len;
+}
+
+static int cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)fh;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY && n->r->has_cmd) {
+		sess_error(n->s, "procs/%s/cmd: it has its command already",
+			   n->r->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "cmd", fh->r->cmd_len, size, off);
+}
+
+static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	if (rc == 0)
+		fh->dirty = true;
+	return rc;
+}
+
+/* The close of cmd returns once the process has started. */
+static int cmd_flush(fuse_req_t req, struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+	int rc;
+
+	(void)req;
+	if (!fh->dirty || fh->werr)
+		return -fh->werr;
+	fh->dirty = false;
+	if (!s)
+		return -ENOENT;
+	rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
+	fh->w.len = 0;
+	return rc;
+}
+
+static const struct fops cmd_ops = {
+	.size = cmd_size,
+	.open = cmd_open,
+	.read = cmd_read,
+	.write = cmd_write,
+	.flush = cmd_flush,
+};
+
+static char *pid_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	if (n->r->pid)
+		sb_addf(&b, "%ld\n", n->r->pid);
+	else
+		sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static const struct fops pid_ops = { .text = pid_text };
+
+static int stdin_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)fh;
+	(void)fi;
+	if (n->r->state == RUN_QUEUED)
+		run_want_stdin(n->r); /* the process will get a pipe */
+	return 0;
+}
+
+static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size)
+{
+	int rc = sess_proc_write(fh->r, buf, size);
+
+	(void)req;
+	(void)n;
+	return rc < 0 ? rc : 0;
+}
+
+static const struct fops stdin_ops = { .open = stdin_open,
+				       .write = stdin_write };
+
+/* Carries out one line written to procs/NAME/ctl. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
+{
+	struct run *p = fh->r;
+	struct ctl_cmd c;
+
+	if (ctl_parse(line, len, &c) < 0 ||
+	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
+		sess_error(s,
+			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
+			   "SIGNAL or eof",
+			   p->name, (int)(len > 80 ? 80 : len), line);
+		return -EINVAL;
+	}
+	if (c.op == CTL_EOF)
+		sess_proc_eof(p);
+	else if (sess_signal_proc(p, c.sig) == 0)
+		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
+	return 0;
+}
+
+static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
+}
+
+static int ctl_flush(fuse_req_t req, struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	(void)req;
+	if (s && fh->w.len)
+		return fam_lines(fh, s, true, ctl_line);
+	return -fh->werr;
+}
+
+static const struct fops ctl_ops = { .write = ctl_write, .flush = ctl_flush };
+
+static const struct fent proc_tab[] = {
+	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR },
+	FAM_RUN_OUT_ROWS,
+	{ "pid", FT_PID, FENT_RO, &pid_ops, FENT_RUN, HOME_DIR },
+	{ "stdin", FT_STDIN, FENT_WO, &stdin_ops, FENT_RUN, HOME_DIR },
+	{ "ctl", FT_PROCCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+static const struct fops proc_ops = { .tab = proc_tab };
+
+static fuse_ino_t procs_lookup(const struct node *dir, const char *name,
+			       double *ttl)
+{
+	struct run *r = sess_proc_by_name(dir->s, name);
+
+	*ttl = 0;
+	return r ? tree_ino(r->id, FT_PROC) : 0;
+}
+
+static void procs_list(struct dirbuf *d, const struct node *dir)
+{
+	for (struct list *l = dir->s->procs.next; l != &dir->s->procs;
+	     l = l->next) {
+		struct run *r = list_entry(l, struct run, link);
+
+		fam_dir_add(d, r->name, tree_ino(r->id, FT_PROC), S_IFDIR);
+	}
+}
+
+static int procs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
+		       fuse_ino_t *ino, double *ttl)
+{
+	struct run *r;
+	int rc = sess_new_proc(dir->s, name, &r);
+
+	(void)req;
+	*ttl = 0;
+	if (rc == 0)
+		*ino = tree_ino(r->id, FT_PROC);
+	return rc;
+}
+
+static void rmdir_done(void *arg)
+{
+	fuse_reply_err((fuse_req_t)arg, 0);
+}
+
+static int procs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
+{
+	struct run *p = sess_proc_by_name(dir->s, name);
+	int rc = p ? sess_remove_proc(dir->s, p, rmdir_done, req) : -ENOENT;
+
+	return rc < 0 ? rc : FOPS_LATER;
+}
+
+static const struct fent procs_dyn[] = {
+	{ "", FT_PROC, FENT_DIR, &proc_ops, 0, HOME_PROC },
+	{ 0 },
+};
+
+const struct fops fam_procs_ops = {
+	.dyn = procs_dyn,
+	.lookup = procs_lookup,
+	.list = procs_list,
+	.mkdir = procs_mkdir,
+	.rmdir = procs_rmdir,
+};

@@ -1,0 +1,98 @@
+/*
+ * fam_root.c - the root directory, README and the root ctl (killall).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_env.h"
+#include "fam_root.h"
+#include "fam_sessions.h"
+#include "files.h"
+#include "readme.h"
+#include "sessions/ctl.h"
+#include "sessions/log.h"
+
+static char *readme_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	(void)n;
+	sb_add(&b, fsn_readme, strlen(fsn_readme));
+	return sb_take(&b, len);
+}
+
+static const struct fops readme_ops = { .text = readme_text };
+
+struct write_wait {
+	fuse_req_t req;
+	size_t size;
+};
+
+static void killall_done(void *arg)
+{
+	struct write_wait *w = arg;
+
+	fuse_reply_write(w->req, w->size);
+	free(w);
+}
+
+/* True when every line of buf is killall (or empty), and whether any
+ * is. */
+static bool only_killall(const char *buf, size_t size, bool *any)
+{
+	struct ctl_cmd c;
+	size_t start = 0;
+
+	*any = false;
+	for (size_t i = 0; i <= size; i++) {
+		if (i < size && buf[i] != '\n')
+			continue;
+		if (i > start && (ctl_parse(buf + start, i - start, &c) < 0 ||
+				  c.op != CTL_KILLALL)) {
+			log_msg(LOG_WARNING, "ctl: '%.*s' is not killall",
+				(int)(i - start > 80 ? 80 : i - start),
+				buf + start);
+			return false;
+		}
+		*any |= i > start;
+		start = i + 1;
+	}
+	return true;
+}
+
+/* The root ctl: `killall` (one per line) ends every run and process of
+ * every session; the write returns once they are gone. */
+static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	struct write_wait *w;
+	bool killall;
+
+	(void)fh;
+	(void)n;
+	if (!only_killall(buf, size, &killall))
+		return -EINVAL;
+	w = killall ? malloc(sizeof(*w)) : NULL;
+	if (!w)
+		return 0;
+	*w = (struct write_wait){ req, size };
+	log_msg(LOG_NOTICE, "ctl: killall");
+	sess_killall(killall_done, w);
+	return FOPS_LATER;
+}
+
+static const struct fops ctl_ops = { .write = ctl_write };
+
+static const struct fent root_tab[] = {
+	{ "README", FT_README, FENT_RO, &readme_ops, 0, HOME_DIR },
+	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR },
+	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR },
+	{ "sessions", FT_SESSIONS, FENT_DIR, &fam_sessions_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+static const struct fops root_ops = { .tab = root_tab };
+
+const struct fent fam_root = { "", FT_ROOT, FENT_DIR, &root_ops, 0, HOME_TOP };

@@ -1,0 +1,370 @@
+/*
+ * fam_run.c - a run's files, at the session level (the newest run) and
+ * in runs/N, and runs/ itself. Reads of output are spliced from the
+ * spool files; reads of exit and stream, and the close of cmd, are
+ * parked until the run moves on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include "conf/conf.h"
+#include "fam.h"
+#include "fam_run.h"
+#include "sessions/names.h"
+
+/* What a blocked request on a run's file waits on: the run's changes
+ * (park_wake). Asked only when it would block, so when it has a run that
+ * is active. */
+static struct list *run_waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
+static off_t cmd_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->cmd_len : 0;
+}
+
+static int cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	if (n->run_level && n->r->has_cmd) {
+		sess_error(n->s, "runs/%s/cmd: it has its command already",
+			   n->r->name);
+		return -EBUSY;
+	}
+	if (!n->run_level)
+		fh_set_run(fh, NULL); /* a writer starts a run of its own */
+	return 0;
+}
+
+static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
+}
+
+static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	if (rc == 0)
+		fh->dirty = true;
+	return rc;
+}
+
+static bool try_flush(struct park *p)
+{
+	struct fh *fh = p->fh;
+
+	if (run_active(fh->r))
+		return false;
+	fuse_reply_err(p->req, 0);
+	return true;
+}
+
+/* The close of cmd queues the run, and returns once it has ended. */
+static int cmd_flush(fuse_req_t req, struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+	struct run *r;
+	int rc;
+
+	if (!fh->dirty || fh->werr)
+		return -fh->werr;
+	fh->dirty = false;
+	if (!s)
+		return -ENOENT;
+	if (fh->r) {
+		/* runs/NAME/cmd: the run exists, it gets its command */
+		rc = sess_queue_run(s, fh->r, fh->w.p, fh->w.len);
+		r = rc < 0 ? NULL : fh->r;
+	} else {
+		r = sess_submit(s, fh->w.p, fh->w.len, &rc);
+	}
+	fh->w.len = 0;
+	if (!r) {
+		sess_error(s, "cannot queue the command: %s", strerror(-rc));
+		return rc;
+	}
+	if (fh->r != r)
+		fh_set_run(fh, r);
+	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
+	return FOPS_LATER;
+}
+
+const struct fops fam_cmd_ops = {
+	.size = cmd_size,
+	.open = cmd_open,
+	.read = cmd_read,
+	.write = cmd_write,
+	.flush = cmd_flush,
+};
+
+static off_t stdout_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->out.size : 0;
+}
+
+static void stdout_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "out", fh->r ? fh->r->out.size : 0, size, off);
+}
+
+const struct fops fam_stdout_ops = { .size = stdout_size, .read = stdout_read };
+
+static off_t stderr_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->err.size : 0;
+}
+
+static void stderr_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "err", fh->r ? fh->r->err.size : 0, size, off);
+}
+
+const struct fops fam_stderr_ops = { .size = stderr_size, .read = stderr_read };
+
+static off_t output_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->all.size : 0;
+}
+
+static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_output(req, fh, size, (uint64_t)off);
+}
+
+const struct fops fam_output_ops = { .size = output_size, .read = output_read };
+
+static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)fh;
+	(void)n;
+	fi->nonseekable = 1;
+	return 0;
+}
+
+static bool try_stream(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct run *r = fh->r;
+
+	if (r && r->all.size > fh->cursor) {
+		fh->cursor += fam_reply_output(p->req, fh, p->size, fh->cursor);
+		return true;
+	}
+	if (r && run_active(r))
+		return false;
+	fuse_reply_buf(p->req, NULL, 0);
+	return true;
+}
+
+static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_answer_or_park(req, fh, run_waiters, size, off, try_stream);
+}
+
+static bool stream_readable(const struct fh *fh)
+{
+	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
+}
+
+/* Its size is 0: it has no end until the run has one. */
+const struct fops fam_stream_ops = {
+	.open = stream_open,
+	.read = stream_read,
+	.readable = stream_readable,
+	.waiters = run_waiters,
+};
+
+static char *exit_text(const struct node *n, size_t *len)
+{
+	return run_format_exit(n->r, len);
+}
+
+static bool try_exit(struct park *p)
+{
+	struct fh *fh = p->fh;
+	size_t len;
+
+	if (fh->r && run_active(fh->r))
+		return false;
+	free(fh->text);
+	fh->text = run_format_exit(fh->r, &len);
+	fh->tlen = fh->text ? len : 0;
+	fam_reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
+	return true;
+}
+
+static void exit_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_answer_or_park(req, fh, run_waiters, size, off, try_exit);
+}
+
+static bool exit_readable(const struct fh *fh)
+{
+	return !fh->r || !run_active(fh->r);
+}
+
+const struct fops fam_exit_ops = {
+	.text = exit_text,
+	.read = exit_read,
+	.readable = exit_readable,
+	.waiters = run_waiters,
+};
+
+static char *status_text(const struct node *n, size_t *len)
+{
+	return run_format_status(n->r, len);
+}
+
+const struct fops fam_status_ops = { .text = status_text };
+
+static char *result_text(const struct node *n, size_t *len)
+{
+	return run_format_json(n->r, n->s->dirfd, n->s->name,
+			       conf.json_output_bytes, len);
+}
+
+const struct fops fam_result_ops = { .text = result_text };
+
+static char *timeout_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+	const struct run *r = n->r;
+
+	if (!n->run_level)
+		sb_addf(&b, "%llu\n", (unsigned long long)n->s->timeout_ms);
+	else
+		sb_addf(&b, "%llu\n",
+			(unsigned long long)(r->state == RUN_QUEUED ?
+						     r->timeout_ms :
+						     r->eff_timeout_ms));
+	return sb_take(&b, len);
+}
+
+/* The session's timeout, or (runs/N) a queued run's own. */
+static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
+			 const char *buf, size_t size)
+{
+	unsigned long long ms;
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	if (rc < 0)
+		return rc;
+	rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+	if (rc < 0) {
+		sess_error(n->s,
+			   "timeout: '%.*s' is not a number of milliseconds",
+			   (int)fam_value_len(&fh->w), fh->w.p);
+		return rc;
+	}
+	if (!n->run_level) {
+		sess_set_timeout(n->s, ms);
+	} else if (n->r->state == RUN_QUEUED) {
+		run_set_timeout(n->r, ms);
+	} else {
+		sess_error(n->s, "runs/%s/timeout: the run has started",
+			   n->r->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+const struct fops fam_timeout_ops = { .text = timeout_text,
+				      .write = timeout_write };
+
+static off_t latest_size(const struct node *n)
+{
+	struct run *r = sess_latest(n->s);
+
+	return r ? (off_t)strlen(r->name) : 0;
+}
+
+static const char *latest_link(const struct node *n)
+{
+	struct run *r = sess_latest(n->s);
+
+	return r ? r->name : NULL;
+}
+
+static const struct fops latest_ops = { .size = latest_size,
+					.link = latest_link };
+
+static const struct fent run_tab[] = {
+	FAM_RUN_CMD_ROW,     FAM_RUN_OUT_ROWS, FAM_RUN_RESULT_ROW,
+	FAM_RUN_TIMEOUT_ROW, { 0 },
+};
+
+static const struct fops run_ops = { .tab = run_tab };
+
+static fuse_ino_t runs_lookup(const struct node *dir, const char *name,
+			      double *ttl)
+{
+	struct run *r;
+
+	*ttl = 0;
+	if (strcmp(name, "latest") == 0)
+		return sess_latest(dir->s) ? tree_ino(dir->s->id, FT_LATEST) :
+					     0;
+	r = sess_run_by_name(dir->s, name);
+	return r ? tree_ino(r->id, FT_RUN) : 0;
+}
+
+static void runs_list(struct dirbuf *d, const struct node *dir)
+{
+	struct list *l, *next;
+
+	if (sess_latest(dir->s))
+		fam_dir_add(d, "latest", tree_ino(dir->s->id, FT_LATEST),
+			    S_IFLNK);
+	list_for_each_safe (l, next, &dir->s->runs) {
+		struct run *r = list_entry(l, struct run, link);
+
+		fam_dir_add(d, r->name, tree_ino(r->id, FT_RUN), S_IFDIR);
+	}
+}
+
+static int runs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
+		      fuse_ino_t *ino, double *ttl)
+{
+	struct run *r;
+	int rc = sess_new_run(dir->s, name, &r);
+
+	(void)req;
+	*ttl = 0;
+	if (rc == 0)
+		*ino = tree_ino(r->id, FT_RUN);
+	return rc;
+}
+
+static int runs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
+{
+	struct run *r = sess_run_by_name(dir->s, name);
+	int rc = r ? sess_remove_run(dir->s, r) : -ENOENT;
+
+	(void)req;
+	if (rc == -EBUSY)
+		sess_error(dir->s, "rmdir runs/%s: it is queued or running",
+			   name);
+	return rc;
+}
+
+static const struct fent runs_dyn[] = {
+	{ "", FT_RUN, FENT_DIR, &run_ops, 0, HOME_RUN },
+	{ "latest", FT_LATEST, S_IFLNK | 0777, &latest_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+const struct fops fam_runs_ops = {
+	.dyn = runs_dyn,
+	.lookup = runs_lookup,
+	.list = runs_list,
+	.mkdir = runs_mkdir,
+	.rmdir = runs_rmdir,
+};

@@ -1,0 +1,48 @@
+/*
+ * fam_run.h - a run's files (cmd, stdout, stderr, output, stream, exit,
+ * status, result.json, timeout), runs/ with runs/N and latest. The rows
+ * of a run's output and state are the same in the session directory,
+ * runs/N and procs/NAME: the macros below are those rows.
+ */
+#ifndef SFS_FAM_RUN_H
+#define SFS_FAM_RUN_H
+
+#include "tree.h"
+
+extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
+	fam_output_ops, fam_stream_ops, fam_exit_ops, fam_status_ops,
+	fam_result_ops, fam_timeout_ops, fam_runs_ops;
+
+#define FAM_RUN_CMD_ROW                                                        \
+	{                                                                      \
+		"cmd", FT_CMD, FENT_RW, &fam_cmd_ops, FENT_RUN, HOME_DIR       \
+	}
+
+/* stdout, stderr, output, stream, exit and status */
+#define FAM_RUN_OUT_ROWS                                                         \
+	{ "stdout", FT_STDOUT, FENT_RO, &fam_stdout_ops, FENT_RUN, HOME_DIR },   \
+		{ "stderr",	   FT_STDERR, FENT_RO,                           \
+		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                        \
+		{ "output",	   FT_OUTPUT, FENT_RO,                           \
+		  &fam_output_ops, FENT_RUN,  HOME_DIR },                        \
+		{ "stream",	   FT_STREAM, FENT_RO,                           \
+		  &fam_stream_ops, FENT_RUN,  HOME_DIR },                        \
+		{ "exit", FT_EXIT, FENT_RO, &fam_exit_ops, FENT_RUN, HOME_DIR }, \
+	{                                                                        \
+		"status", FT_STATUS, FENT_RO, &fam_status_ops, FENT_RUN,         \
+			HOME_DIR                                                 \
+	}
+
+#define FAM_RUN_RESULT_ROW                                                     \
+	{                                                                      \
+		"result.json", FT_RESULT, FENT_RO, &fam_result_ops, FENT_RUN,  \
+			HOME_DIR                                               \
+	}
+
+#define FAM_RUN_TIMEOUT_ROW                                                    \
+	{                                                                      \
+		"timeout", FT_TIMEOUT, FENT_RW, &fam_timeout_ops, FENT_RUN,    \
+			HOME_DIR                                               \
+	}
+
+#endif

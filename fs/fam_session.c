@@ -1,0 +1,115 @@
+/*
+ * fam_session.c - the session directory's own files: cwd, error and ctl
+ * (kill [SIGNAL], reset, timeout MS).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_env.h"
+#include "fam_procs.h"
+#include "fam_run.h"
+#include "fam_session.h"
+#include "sessions/ctl.h"
+
+static char *cwd_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%s\n", n->s->cwd);
+	return sb_take(&b, len);
+}
+
+static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	size_t len;
+	char *path;
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	if (memchr(fh->w.p, '\0', len) || len == 0) {
+		sess_error(n->s, "cwd: not a path");
+		return -EINVAL;
+	}
+	path = strndup(fh->w.p, len);
+	rc = path ? sess_chdir(n->s, path) : -ENOMEM;
+	free(path);
+	return rc;
+}
+
+static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
+
+static char *error_text(const struct node *n, size_t *len)
+{
+	return sess_errors_text(n->s, len);
+}
+
+static const struct fops error_ops = { .text = error_text };
+
+/* Carries out one line written to a session's ctl. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
+{
+	struct ctl_cmd c;
+
+	(void)fh;
+	if (ctl_parse(line, len, &c) < 0 ||
+	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
+		sess_error(s,
+			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
+			   "timeout MS",
+			   (int)(len > 80 ? 80 : len), line);
+		return -EINVAL;
+	}
+	if (c.op == CTL_KILL) {
+		if (sess_kill_run(s, c.sig, END_KILLED) == 0)
+			sess_error(s, "ctl: kill -%d of run %s", c.sig,
+				   s->active->name);
+	} else if (c.op == CTL_RESET) {
+		sess_reset(s);
+	} else {
+		sess_set_timeout(s, c.ms);
+	}
+	return 0;
+}
+
+static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)req;
+	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
+}
+
+/* A last line without a newline is carried out at close. */
+static int ctl_flush(fuse_req_t req, struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	(void)req;
+	if (s && fh->w.len)
+		return fam_lines(fh, s, true, ctl_line);
+	return -fh->werr;
+}
+
+static const struct fops ctl_ops = { .write = ctl_write, .flush = ctl_flush };
+
+static const struct fent session_tab[] = {
+	FAM_RUN_CMD_ROW,
+	FAM_RUN_OUT_ROWS,
+	FAM_RUN_RESULT_ROW,
+	{ "cwd", FT_CWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "env", FT_ENVDIR, FENT_DIR, &fam_envdir_ops, 0, HOME_DIR },
+	FAM_RUN_TIMEOUT_ROW,
+	{ "error", FT_ERROR, FENT_RO, &error_ops, 0, HOME_DIR },
+	{ "ctl", FT_CTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "runs", FT_RUNS, FENT_DIR, &fam_runs_ops, 0, HOME_DIR },
+	{ "procs", FT_PROCS, FENT_DIR, &fam_procs_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+const struct fops fam_session_ops = { .tab = session_tab };

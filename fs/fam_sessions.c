@@ -1,0 +1,111 @@
+/*
+ * fam_sessions.c - sessions/: mkdir makes a session, rmdir ends one,
+ * reading clone makes one named by the smallest free number.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_session.h"
+#include "fam_sessions.h"
+#include "sessions/log.h"
+
+static void clone_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct fuse_ctx const *ctx = fuse_req_ctx(req);
+	char name[24];
+	struct sess *s;
+	int rc = -EEXIST;
+
+	for (unsigned i = 1; !fh->text && rc == -EEXIST; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		rc = sess_create(name, ctx->uid, ctx->gid, &s);
+		if (rc == 0 && asprintf(&fh->text, "%s\n", name) > 0)
+			fh->tlen = strlen(fh->text);
+	}
+	if (!fh->text && rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fam_reply_text(req, fh->text, fh->tlen, size, off);
+}
+
+static const struct fops clone_ops = { .read = clone_read };
+
+static fuse_ino_t sessions_lookup(const struct node *dir, const char *name,
+				  double *ttl)
+{
+	struct sess *s = sess_find(name);
+
+	(void)dir;
+	(void)ttl;
+	return s && !s->dying ? tree_ino(s->id, FT_SESS) : 0;
+}
+
+static void sessions_list(struct dirbuf *d, const struct node *dir)
+{
+	(void)dir;
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		if (!s->dying)
+			fam_dir_add(d, s->name, tree_ino(s->id, FT_SESS),
+				    S_IFDIR);
+}
+
+static int sessions_mkdir(fuse_req_t req, const struct node *dir,
+			  const char *name, fuse_ino_t *ino, double *ttl)
+{
+	struct fuse_ctx const *ctx = fuse_req_ctx(req);
+	struct sess *s;
+	int rc = sess_create(name, ctx->uid, ctx->gid, &s);
+
+	(void)dir;
+	(void)ttl;
+	if (rc < 0) {
+		log_msg(LOG_WARNING, "mkdir sessions/%.80s: %s", name,
+			strerror(-rc));
+		return rc;
+	}
+	*ino = tree_ino(s->id, FT_SESS);
+	return 0;
+}
+
+static void rmdir_done(void *arg)
+{
+	fuse_reply_err((fuse_req_t)arg, 0);
+}
+
+static int sessions_rmdir(fuse_req_t req, const struct node *dir,
+			  const char *name)
+{
+	struct sess *s = sess_find(name);
+	int rc;
+
+	(void)dir;
+	if (!s || s->dying)
+		return -ENOENT;
+	rc = sess_delete(s, rmdir_done, req);
+	if (rc < 0) {
+		sess_error(s, "rmdir: %s", strerror(-rc));
+		return rc;
+	}
+	return FOPS_LATER;
+}
+
+static const struct fent sessions_tab[] = {
+	{ "clone", FT_CLONE, FENT_RO, &clone_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+static const struct fent sessions_dyn[] = {
+	{ "", FT_SESS, FENT_DIR, &fam_session_ops, 0, HOME_SESS },
+	{ 0 },
+};
+
+const struct fops fam_sessions_ops = {
+	.tab = sessions_tab,
+	.dyn = sessions_dyn,
+	.lookup = sessions_lookup,
+	.list = sessions_list,
+	.mkdir = sessions_mkdir,
+	.rmdir = sessions_rmdir,
+};

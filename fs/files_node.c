@@ -1,0 +1,413 @@
+/*
+ * files_node.c - the nodes of files/, after libfuse's
+ * example/passthrough_ll.c.
+ *
+ * Every inode below files/ is a struct fnode: an O_PATH|O_NOFOLLOW
+ * descriptor of the real file, its (st_dev, st_ino), so that one real
+ * file is one FUSE inode (hard links included), and the kernel's lookup
+ * count. Its inode number is tree_ino(id, FT_FILE) with id from
+ * objs_add(OBJ_FILE); the workspace root is tree_ino(0, FT_FILES) and is
+ * never freed. A node goes when the kernel forgets its last lookup.
+ *
+ * A request of another user (a mount with allow_other) runs with that
+ * user's file system credentials (fsuid, fsgid, groups), so the real
+ * files' modes decide; a daemon that is not root refuses such requests.
+ * A sessionfs mount inside the workspace is not entered (ELOOP): the
+ * daemon would wait on itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "files_node.h"
+#include "sessions/log.h"
+#include "sessions/objs.h"
+#include "tree.h"
+
+#define NGROUPS_KEPT 256 /* supplementary groups taken from a caller */
+
+/* setgroups(2) of this thread only (glibc's changes every thread) */
+#ifdef SYS_setgroups32
+#define SYS_SETGROUPS SYS_setgroups32 /* 32-bit gid_t on 32-bit x86 */
+#else
+#define SYS_SETGROUPS SYS_setgroups
+#endif
+
+struct fnode fnode_root = { .fd = -1 };
+
+/* (dev, ino) -> node, chained; hcap is a power of two. */
+static struct fnode **htab;
+static size_t hcap, hcount;
+
+/* The daemon's own credentials, restored after a caller's. */
+static uid_t my_uid;
+static gid_t my_gid;
+static gid_t *my_groups;
+static int my_ngroups;
+
+/* ---------------------------------------------------------------- nodes */
+
+static size_t hslot(dev_t dev, ino_t ino, size_t cap)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return (size_t)h & (cap - 1);
+}
+
+struct fnode *fnode_find(dev_t dev, ino_t ino)
+{
+	struct fnode *n;
+
+	if (!hcap)
+		return NULL;
+	for (n = htab[hslot(dev, ino, hcap)]; n; n = n->next)
+		if (n->dev == dev && n->ino == ino)
+			return n;
+	return NULL;
+}
+
+static int hgrow(void)
+{
+	size_t ncap = hcap ? hcap * 2 : 64;
+	struct fnode **nt = calloc(ncap, sizeof(*nt));
+	struct fnode *n, *next;
+
+	if (!nt)
+		return -ENOMEM;
+	for (size_t i = 0; i < hcap; i++)
+		for (n = htab[i]; n; n = next) {
+			size_t s = hslot(n->dev, n->ino, ncap);
+
+			next = n->next;
+			n->next = nt[s];
+			nt[s] = n;
+		}
+	free(htab);
+	htab = nt;
+	hcap = ncap;
+	return 0;
+}
+
+static int hadd(struct fnode *n)
+{
+	size_t s;
+
+	if (hcount >= hcap && hgrow() < 0)
+		return -ENOMEM;
+	s = hslot(n->dev, n->ino, hcap);
+	n->next = htab[s];
+	htab[s] = n;
+	hcount++;
+	return 0;
+}
+
+int fnode_hadd_root(void)
+{
+	return hadd(&fnode_root);
+}
+
+static void hdel(struct fnode *n)
+{
+	struct fnode **p = &htab[hslot(n->dev, n->ino, hcap)];
+
+	while (*p && *p != n)
+		p = &(*p)->next;
+	if (*p) {
+		*p = n->next;
+		hcount--;
+	}
+}
+
+fuse_ino_t fnode_ino(const struct fnode *n)
+{
+	return n->id ? tree_ino(n->id, FT_FILE) : tree_ino(0, FT_FILES);
+}
+
+/* The node of ino, or NULL. */
+struct fnode *fnode_of(fuse_ino_t ino)
+{
+	uint64_t id = ino >> 8;
+
+	switch ((enum ft)(ino & 0xff)) {
+	case FT_FILES:
+		return id == 0 && fnode_root.fd >= 0 ? &fnode_root : NULL;
+	case FT_FILE:
+		return objs_get(id, OBJ_FILE);
+	default:
+		return NULL;
+	}
+}
+
+/* A node for fd (taken over on success). Returns NULL on ENOMEM. */
+static struct fnode *node_new(int fd, const struct stat *st, uint64_t mnt)
+{
+	struct fnode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	*n = (struct fnode){ .fd = fd,
+			     .dev = st->st_dev,
+			     .ino = st->st_ino,
+			     .type = st->st_mode & S_IFMT,
+			     .mnt = mnt };
+	if (hadd(n) < 0) {
+		free(n);
+		return NULL;
+	}
+	n->id = objs_add(OBJ_FILE, n);
+	return n;
+}
+
+/* Drops k of the kernel's references; the last one frees the node. */
+void fnode_unref(struct fnode *n, uint64_t k)
+{
+	if (!n || n == &fnode_root)
+		return;
+	n->nlookup = k < n->nlookup ? n->nlookup - k : 0;
+	if (n->nlookup)
+		return;
+	hdel(n);
+	objs_del(n->id);
+	close(n->fd);
+	free(n);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+/* True if mount mnt is a sessionfs (from /proc/self/mountinfo). */
+bool fnode_is_sessionfs(uint64_t mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], type[64], src[64];
+	bool found = false;
+	uint64_t id;
+	char *sep;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		sep = strstr(line, " - ");
+		if (sscanf(line, "%" SCNu64, &id) != 1 || id != mnt || !sep ||
+		    sscanf(sep + 3, "%63s %63s", type, src) != 2)
+			continue;
+		found = !strcmp(type, "fuse.sessionfs") ||
+			(!strncmp(type, "fuse", 4) &&
+			 !strcmp(src, "sessionfs"));
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The mount id of fd, asked without syncing so that a FUSE mount root
+ * (ours included) is never sent a request. Returns 0 or -errno.
+ */
+int fnode_mount_of(int fd, uint64_t *mnt)
+{
+	struct statx sx;
+
+	*mnt = 0; /* set on every path: gcc -O3 cannot prove -errno < 0 */
+	if (statx(fd, "",
+		  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+		return -errno;
+	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
+	return 0;
+}
+
+/*
+ * Attributes of fd, a new entry of dir. Refuses (ELOOP) a sessionfs
+ * mounted there. Returns 0 or -errno.
+ */
+static int stat_entry(const struct fnode *dir, int fd, struct stat *st,
+		      uint64_t *mnt)
+{
+	int rc = fnode_mount_of(fd, mnt);
+
+	if (rc < 0)
+		return rc;
+	if (*mnt != dir->mnt && fnode_is_sessionfs(*mnt)) {
+		log_msg(LOG_WARNING, "files/: a sessionfs is mounted in the "
+				     "workspace; not entered");
+		return -ELOOP;
+	}
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---------------------------------------------------------- credentials */
+
+/*
+ * Takes on the file system credentials of req's caller when that is
+ * another user. Returns 0 (nothing to do), 1 (switched: call fnode_as_self)
+ * or -EACCES.
+ */
+int fnode_as_caller(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	gid_t groups[NGROUPS_KEPT];
+	int n;
+
+	if (c->uid == my_uid)
+		return 0;
+	if (my_uid != 0)
+		return -EACCES;
+	n = fuse_req_getgroups(req, NGROUPS_KEPT, groups);
+	if (n < 0)
+		n = 0;
+	if (n > NGROUPS_KEPT)
+		n = NGROUPS_KEPT;
+	if (syscall(SYS_SETGROUPS, (size_t)n, groups) < 0)
+		return -EACCES;
+	setfsgid(c->gid);
+	setfsuid(c->uid);
+	return 1;
+}
+
+void fnode_as_self(int switched)
+{
+	if (switched != 1)
+		return;
+	setfsuid(my_uid);
+	setfsgid(my_gid);
+	syscall(SYS_SETGROUPS, (size_t)my_ngroups, my_groups);
+}
+
+void fnode_save_creds(void)
+{
+	int n = getgroups(0, NULL);
+
+	my_uid = geteuid();
+	my_gid = getegid();
+	free(my_groups);
+	my_groups = NULL;
+	my_ngroups = 0;
+	if (n > 0 && (my_groups = calloc((size_t)n, sizeof(gid_t))))
+		my_ngroups = getgroups(n, my_groups);
+	if (my_ngroups < 0)
+		my_ngroups = 0;
+}
+
+/* ---------------------------------------------------------------- replies */
+
+void fnode_proc_path(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* Counts one lookup of n and fills e with its entry. */
+void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e)
+{
+	*e = (struct fuse_entry_param){ .ino = fnode_ino(n),
+					.attr = *st,
+					.attr_timeout = FNODE_TTL,
+					.entry_timeout = FNODE_TTL };
+	e->attr.st_ino = e->ino;
+	n->nlookup++;
+}
+
+/*
+ * Finds or makes the node of name in dir, counts one lookup and fills e.
+ * Returns the node, or NULL with *err set.
+ */
+struct fnode *fnode_lookup(struct fnode *dir, const char *name,
+			   struct fuse_entry_param *e, int *err)
+{
+	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct fnode *n;
+	struct stat st;
+	uint64_t mnt = 0;
+	int rc;
+
+	if (fd < 0) {
+		*err = errno;
+		return NULL;
+	}
+	rc = stat_entry(dir, fd, &st, &mnt);
+	n = rc < 0 ? NULL : fnode_find(st.st_dev, st.st_ino);
+	if (rc == 0 && n)
+		close(fd);
+	else if (rc == 0 && !(n = node_new(fd, &st, mnt)))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		close(fd);
+		*err = -rc;
+		return NULL;
+	}
+	fnode_entry(n, &st, e);
+	return n;
+}
+
+/* Replies with n's entry, or err; a reply that fails undoes the lookup. */
+void fnode_reply_entry(fuse_req_t req, struct fnode *n,
+		       const struct fuse_entry_param *e, int err)
+{
+	if (!n)
+		fuse_reply_err(req, err);
+	else if (fuse_reply_entry(req, e) != 0)
+		fnode_unref(n, 1);
+}
+
+/* ----------------------------------------------------------- attributes */
+
+static int set_size(const struct fnode *n, off_t size,
+		    const struct fuse_file_info *fi)
+{
+	char p[64];
+
+	if (fi && S_ISREG(n->type))
+		return ftruncate((int)fi->fh, size);
+	fnode_proc_path(p, sizeof(p), n->fd);
+	return truncate(p, size);
+}
+
+static int set_times(const struct fnode *n, const struct stat *a, int set)
+{
+	struct timespec tv[2] = { { .tv_nsec = UTIME_OMIT },
+				  { .tv_nsec = UTIME_OMIT } };
+
+	if (set & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (set & FUSE_SET_ATTR_ATIME)
+		tv[0] = a->st_atim;
+	if (set & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (set & FUSE_SET_ATTR_MTIME)
+		tv[1] = a->st_mtim;
+	return utimensat(n->fd, "", tv, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+}
+
+/* Applies a setattr to n. Returns 0 or -errno. */
+int fnode_set_attrs(const struct fnode *n, const struct stat *a, int set,
+		    const struct fuse_file_info *fi)
+{
+	uid_t uid = (set & FUSE_SET_ATTR_UID) ? a->st_uid : (uid_t)-1;
+	gid_t gid = (set & FUSE_SET_ATTR_GID) ? a->st_gid : (gid_t)-1;
+	char p[64];
+
+	fnode_proc_path(p, sizeof(p), n->fd);
+	if ((set & FUSE_SET_ATTR_MODE) && chmod(p, a->st_mode & 07777) < 0)
+		return -errno;
+	if ((set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) &&
+	    fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) <
+		    0)
+		return -errno;
+	if ((set & FUSE_SET_ATTR_SIZE) && set_size(n, a->st_size, fi) < 0)
+		return -errno;
+	if ((set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+		    FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) &&
+	    set_times(n, a, set) < 0)
+		return -errno;
+	return 0;
+}
