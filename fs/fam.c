@@ -10,6 +10,8 @@
 #include "fam.h"
 #include "sessions/run.h"
 
+static struct list open_files = LIST_INIT(open_files);
+
 void fh_set_run(struct fh *fh, struct run *r)
 {
 	if (r)
@@ -42,7 +44,14 @@ void fh_free(struct fh *fh)
 	free(fh->text);
 	free(fh->w.p);
 	free(fh->var);
+	list_del(&fh->link);
 	free(fh);
+}
+
+void fh_free_all(void)
+{
+	while (!list_empty(&open_files))
+		fh_free(list_entry(open_files.next, struct fh, link));
 }
 
 struct fh *fh_new(const struct node *n)
@@ -54,6 +63,7 @@ struct fh *fh_new(const struct node *n)
 	fh->fe = tree_fent(n->ft);
 	fh->sid = n->s ? n->s->id : 0;
 	fh->fd = fh->fd_out = fh->fd_err = -1;
+	list_add_tail(&open_files, &fh->link);
 	if (n->r && (tree_is_run_file(n->ft) || n->run_level))
 		fh_set_run(fh, n->r);
 	if (n->var && !(fh->var = strdup(n->var->name))) {

@@ -31,6 +31,7 @@ struct fh {
 	struct park *poll_watch;    /* its record on the run */
 	bool dirty;		    /* cmd bytes not yet submitted */
 	int werr;		    /* sticky write error */
+	struct list link;	    /* every open file (fh_free_all) */
 };
 
 static inline struct fh *fh_of(const struct fuse_file_info *fi)
@@ -41,6 +42,9 @@ static inline struct fh *fh_of(const struct fuse_file_info *fi)
 /* An open file of n (it holds n's run). NULL on ENOMEM. */
 struct fh *fh_new(const struct node *n);
 void fh_free(struct fh *fh);
+/* Frees the files still open when the daemon exits: the kernel sends no
+ * release for them once the connection is gone. */
+void fh_free_all(void);
 /* Makes r (may be NULL) the run fh holds. */
 void fh_set_run(struct fh *fh, struct run *r);
 /* Drops fh's poll watch. */

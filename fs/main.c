@@ -248,6 +248,7 @@ static int serve(void)
 		rc = loop_run();
 	if (rc < 0)
 		log_msg(LOG_ERR, "%s", strerror(-rc));
+	fsn_ops_fini();
 	sess_fini();
 	return rc < 0 ? 1 : 0;
 }

@@ -497,6 +497,11 @@ void fsn_ops_init(void)
 	sess_env_ready_hook = park_env_ready;
 }
 
+void fsn_ops_fini(void)
+{
+	fh_free_all();
+}
+
 const struct fuse_lowlevel_ops tree_ops = {
 	.init = op_init,
 	.lookup = op_lookup,

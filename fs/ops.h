@@ -18,5 +18,7 @@ extern unsigned fsn_max_read;
 
 /* Connects the operations to the session layer's hooks. */
 void fsn_ops_init(void);
+/* Frees what open files are left when the loop has ended. */
+void fsn_ops_fini(void);
 
 #endif

@@ -154,9 +154,14 @@ after umount
 assert_true "umount: the mount is gone" "$MNT is still a mount point" not_mounted "$MNT"
 forget_mount
 
-# 2. SIGTERM to the daemon
+# 2. SIGTERM to the daemon, with a cmd open that was written and not yet
+# closed: the kernel never releases that file once the daemon is gone,
+# so the daemon frees it itself (an ASan build reported the leak and
+# exited 134 when the release lost the race)
 sfs_mount
 setup term 2
+exec {held}>"$MNT/sessions/default/cmd"
+printf 'echo never\n' >&"$held"
 t0=$(now_ms)
 kill -TERM "$SFS_PID"
 if sfs_wait_gone "$SFS_PID" 10; then
@@ -168,6 +173,7 @@ if sfs_wait_gone "$SFS_PID" 10; then
 else
 	fail "term: the daemon exits on SIGTERM" "still running 10 s after SIGTERM"
 fi
+exec {held}>&-
 after term
 assert_true "term: the daemon unmounted itself" "$MNT is still a mount point" not_mounted "$MNT"
 forget_mount
