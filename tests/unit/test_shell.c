@@ -261,6 +261,7 @@ static void sh_start(struct sh *s)
 
 	s->dfd = unit_new_dir(base, s->dir, sizeof(s->dir));
 	s->len = 0;
+	shell_set_driver(SFS_TEST_DRIVER);
 	s->pid = shell_spawn(BASH, s->dir, s->dir, sh_envp, &cg, &s->ctl,
 			     &s->res);
 	ck_assert_int_gt(s->pid, 0);
