@@ -540,13 +540,15 @@ static int run_text(const char *name)
 	procenv_t saved;
 	size_t len;
 	char *text = slurp(name, &len);
-	int status;
+	int status, level;
 
 	if (!text) {
 		builtin_error("cannot read the command: %s", strerror(errno));
 		return 126;
 	}
 	memcpy(saved, return_catch, sizeof(procenv_t));
+	level = indirection_level;
+	indirection_level = 0; /* set -x shows "+ cmd", as at top level */
 	return_catch_flag++;
 	if (setjmp_nosigs(return_catch)) {
 		parse_and_execute_cleanup(-1);
@@ -557,6 +559,7 @@ static int run_text(const char *name)
 					   SEVAL_NOHIST | SEVAL_RESETLINE);
 	}
 	return_catch_flag--;
+	indirection_level = level;
 	memcpy(return_catch, saved, sizeof(procenv_t));
 	return status;
 }
