@@ -1,5 +1,26 @@
 /*
  * shell.c - spawning a session's bash and speaking its protocol.
+ *
+ * The protocol loop is not bash code: the shell loads the driver
+ * sfsdrv.so (sessions/driver/sfsdrv.c) and the loop runs in C, where the
+ * user's functions, aliases, variables, options and traps cannot reach
+ * it. The module is found next to the daemon's executable (a build tree),
+ * else in SFS_DRIVER_DIR (meson install); without it no shell starts.
+ *
+ * Abandoning a run (kill, timeout): the daemon sends SHELL_ABORT_SIG to
+ * the shell before it signals the other processes. The child here starts
+ * bash with that signal ignored, so bash takes it as ignored on entry and
+ * no `trap` of a command can catch, ignore or reset it; the driver handles
+ * it: it sets noexec and breaks every loop, so bash unwinds functions,
+ * eval and sourced files by itself without running one more command, and
+ * the shell keeps its state (t33 ends loops in functions and eval that
+ * way, the shell's pid and plain variables unchanged). Rather that than
+ * a trap that returns from the sourced file (it left only the innermost
+ * function, and a command could replace it), a longjmp to the top from
+ * the handler (not safe in the middle of bash's work) or a new shell for
+ * every kill (functions and plain variables lost). The daemon's
+ * fallback stays for a shell that does not come back once its processes
+ * are gone, a builtin blocked in a read say: it replaces the shell.
  */
 #include <errno.h>
 #include <fcntl.h>

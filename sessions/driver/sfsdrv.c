@@ -3,50 +3,28 @@
  * (sfsdrv.so, `sfs_driver DIR`) that runs the protocol of
  * sessions/shell.h from C, so that nothing a command does in its shell
  * (functions, aliases, variables, options, traps, closed descriptors)
- * can reach the protocol.
- *
- * Descriptors. Between runs the control pipe is on fd 0 and the result
- * pipe on fd 201 (stdout and stderr are /dev/null); a run has /dev/null
- * and its fifos on 0-2 and no protocol descriptor at all. A holder
- * thread with a file table of its own (unshare(CLONE_FILES)) keeps both
- * pipes open for the life of the shell and is their source: after each
- * run (and whenever fd 0 or 201 is not the pipe it was) they are opened
- * again through /proc/self/task/TID/fd/N, whatever the command closed or
- * however low it set `ulimit -n`. The holder dies with the process, so
- * the daemon still sees the result pipe close when the shell ends.
+ * can reach the protocol. This file has the loop: the control line, the
+ * prelude, running a command and abandoning it. fds.c keeps the
+ * protocol's descriptors out of the commands' reach, report.c makes the
+ * frames and the files left at exit.
  *
  * Abandoning a run. SHELL_ABORT_SIG is ignored when bash starts, so bash
  * takes it as "ignored on entry": `trap` can neither catch nor reset it.
- * This module then handles it itself: during a run the handler sets
- * noexec (`set -n`) and breaks out of every loop, so bash unwinds the
- * command normally (functions, sourced files, traps) without running one
- * more command of it. noexec and the loop state are reset before and after
+ * The handler here takes it over: during a run it sets noexec (`set -n`)
+ * and breaks out of every loop, so bash unwinds the command normally
+ * (functions, eval, sourced files, traps) without running one more
+ * command of it. noexec and the loop state are reset before and after
  * each run, so a command's own `set -n` lasts only until its end.
- *
- * The report (status, real cwd from getcwd, exported variables) is made
- * here; the exported variables are written in the `declare -x NAME="..."`
- * form of `export -p`, which the daemon's envmap parser reads. When the
- * shell exits (exit, set -e, EOF on the control pipe), an atexit handler
- * leaves them in DIR/env and the frame in DIR/state, whatever EXIT trap
- * the command set.
  */
 #include <config.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
-#include <semaphore.h>
-#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 
 #include "builtins.h"
 #include "shell.h"
@@ -56,311 +34,19 @@
 #include "execute_cmd.h"
 #include "sig.h"
 #include "builtext.h"
+#include "drv.h"
 
 /* bash internals that its installed headers do not declare */
 extern int read_but_dont_execute; /* set -n */
 extern int trapped_signal_received;
-extern void run_pending_traps(void);
 extern void get_original_signal(int);
 
-#define CTL_FD	 0
-#define RES_FD	 201  /* SHELL_RES_FD */
 #define ROUND_NS 4000 /* one SPIN round of the control line (sess.c) */
 
-struct chan {
-	int fd, want; /* where it is, where it belongs */
-	int flags;    /* open(2) flags through /proc */
-	dev_t dev;
-	ino_t ino;
-	char path[64]; /* /proc/self/task/TID/fd/N of the holder */
-};
-
-static struct {
-	char dir[PATH_MAX];
-	pid_t pid;
-	bool running;
-	struct chan ctl, res;
-	char in[256];
-	size_t in_len;
-	sem_t holder_ready;
-	pid_t holder_tid;
-} d;
-
+struct drv drv;
+static char in[256]; /* what came on the control pipe */
+static size_t in_len;
 static volatile sig_atomic_t in_run, aborted;
-
-/* ---- growing buffers ---- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool err;
-};
-
-static void buf_add(struct buf *b, const void *s, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->err = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s) + 1);
-}
-
-/* ---- the report ---- */
-
-/* The exported variables as `export -p` shows them. */
-static void add_exports(struct buf *b)
-{
-	SHELL_VAR **list = all_exported_variables();
-
-	for (SHELL_VAR **v = list; v && *v; v++) {
-		const char *val = value_cell(*v);
-
-		if (invisible_p(*v) || array_p(*v) || assoc_p(*v) ||
-		    function_p(*v) || !val)
-			continue;
-		buf_add(b, "declare -x ", 11);
-		buf_add(b, (*v)->name, strlen((*v)->name));
-		buf_add(b, "=\"", 2);
-		for (const char *c = val; *c; c++) {
-			if (strchr("\"\\$`", *c))
-				buf_add(b, "\\", 1);
-			buf_add(b, c, 1);
-		}
-		buf_add(b, "\"\n", 2);
-	}
-	free(list);
-}
-
-/* The real working directory ("" when it has none: the daemon keeps
- * the one it knew). */
-static void add_cwd(struct buf *b)
-{
-	char cwd[PATH_MAX];
-
-	buf_str(b, getcwd(cwd, sizeof(cwd)) && cwd[0] == '/' ? cwd : "");
-}
-
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int write_file(const char *name, const struct buf *b)
-{
-	char path[PATH_MAX + 16];
-	int fd, rc;
-
-	snprintf(path, sizeof(path), "%s/%s", d.dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	rc = b->err ? -1 : write_all(fd, b->p, b->len);
-	close(fd);
-	return rc;
-}
-
-/* The shell is exiting: its variables in "env", its frame in "state". */
-static void save_state(void)
-{
-	struct buf env = { 0 }, st = { 0 };
-
-	if (getpid() != d.pid || !d.running)
-		return;
-	add_exports(&env);
-	buf_add(&st, "X0", 3);
-	add_cwd(&st);
-	buf_add(&st, "", 1);
-	if (write_file("env", &env) == 0)
-		write_file("state", &st);
-	free(env.p);
-	free(st.p);
-}
-
-/* ---- the protocol descriptors ---- */
-
-static void *holder(void *arg)
-{
-	(void)arg;
-	/* its own file table, with only the two pipes in it */
-	if (unshare(CLONE_FILES) == 0) {
-		close_range(1, RES_FD - 1, 0);
-		close_range(RES_FD + 1, ~0U, 0);
-		d.holder_tid = (pid_t)syscall(SYS_gettid);
-	}
-	sem_post(&d.holder_ready);
-	for (;;)
-		pause(); /* every signal is blocked here */
-	return NULL;
-}
-
-static int start_holder(void)
-{
-	sigset_t all, old;
-	pthread_attr_t at;
-	pthread_t t;
-	int rc;
-
-	sem_init(&d.holder_ready, 0, 0);
-	sigfillset(&all);
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 65536);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &at, holder, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
-	if (rc != 0)
-		return -1;
-	while (sem_wait(&d.holder_ready) < 0 && errno == EINTR)
-		;
-	return d.holder_tid ? 0 : -1;
-}
-
-static int chan_init(struct chan *c, int fd, int flags)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -1;
-	c->fd = c->want = fd;
-	c->flags = flags;
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	snprintf(c->path, sizeof(c->path), "/proc/self/task/%ld/fd/%d",
-		 (long)d.holder_tid, fd);
-	return 0;
-}
-
-static bool chan_ok(const struct chan *c)
-{
-	struct stat st;
-
-	return c->fd >= 0 && fstat(c->fd, &st) == 0 && st.st_dev == c->dev &&
-	       st.st_ino == c->ino;
-}
-
-/* Puts c back on its descriptor (or on any one, if that is out of
- * reach). Returns -1 when the pipe cannot be opened any more. */
-static int chan_get(struct chan *c)
-{
-	int fd;
-
-	if (chan_ok(c))
-		return 0;
-	fd = open(c->path, c->flags | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fd != c->want && dup3(fd, c->want, O_CLOEXEC) == c->want) {
-		close(fd);
-		fd = c->want;
-	}
-	c->fd = fd;
-	return 0;
-}
-
-/* Takes c out of the shell's file table. */
-static void chan_drop(struct chan *c, int null)
-{
-	if (c->fd == CTL_FD && null >= 0)
-		dup2(null, CTL_FD);
-	else if (c->fd >= 0 && chan_ok(c))
-		close(c->fd);
-	c->fd = -1;
-}
-
-static int chans_get(void)
-{
-	return chan_get(&d.ctl) == 0 && chan_get(&d.res) == 0 ? 0 : -1;
-}
-
-/* fd, moved above 2 (close-on-exec) so that placing it cannot clobber
- * another one of 0-2. */
-static int high(int fd)
-{
-	int h;
-
-	if (fd < 0 || fd > 2)
-		return fd;
-	h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return h;
-}
-
-/* Makes fds 0-2 be in, out and err (and closes those). */
-static int place(int in, int out, int err)
-{
-	int fds[3] = { high(in), high(out), high(err) }, rc = 0;
-
-	for (int i = 0; i < 3; i++) {
-		if (fds[i] < 0 || dup2(fds[i], i) < 0)
-			rc = -1;
-	}
-	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return rc;
-}
-
-static int open_null(void)
-{
-	return open("/dev/null", O_RDWR | O_CLOEXEC);
-}
-
-/* Between runs: stdin the control pipe, stdout and stderr /dev/null. */
-static int idle_fds(void)
-{
-	int null = open_null();
-
-	fflush(stdout);
-	fflush(stderr);
-	if (place(null, dup(null), dup(null)) < 0)
-		return -1;
-	d.ctl.fd = -1; /* fd 0 is /dev/null now */
-	return chans_get();
-}
-
-/* The pending traps of signals that came between runs, with the
- * protocol out of their reach. */
-static void run_traps(void)
-{
-	int null = open_null();
-
-	chan_drop(&d.ctl, null);
-	chan_drop(&d.res, null);
-	if (null >= 0)
-		close(null);
-	run_pending_traps();
-	trapped_signal_received = 0;
-	idle_fds();
-}
 
 /* ---- the control line ---- */
 
@@ -372,21 +58,21 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Takes one line out of d.in into line. */
+/* Takes one line out of in into line. */
 static bool take_line(char *line, size_t cap)
 {
-	char *nl = memchr(d.in, '\n', d.in_len);
+	char *nl = memchr(in, '\n', in_len);
 	size_t n;
 
 	if (!nl)
 		return false;
-	n = (size_t)(nl - d.in);
+	n = (size_t)(nl - in);
 	if (n >= cap)
 		n = cap - 1;
-	memcpy(line, d.in, n);
+	memcpy(line, in, n);
 	line[n] = '\0';
-	d.in_len -= (size_t)(nl + 1 - d.in);
-	memmove(d.in, nl + 1, d.in_len);
+	in_len -= (size_t)(nl + 1 - in);
+	memmove(in, nl + 1, in_len);
 	return true;
 }
 
@@ -402,22 +88,21 @@ static int next_line(char *line, size_t cap, unsigned long long spin)
 
 		if (take_line(line, cap))
 			return 0;
-		if (d.in_len == sizeof(d.in))
-			d.in_len = 0; /* not a line of ours */
-		if (trapped_signal_received)
-			run_traps();
-		if (chans_get() < 0)
+		if (in_len == sizeof(in))
+			in_len = 0; /* not a line of ours */
+		/* only a trap can move the descriptors */
+		if (trapped_signal_received && drv_run_traps() < 0)
 			return -1;
-		n = read(d.ctl.fd, d.in + d.in_len, sizeof(d.in) - d.in_len);
+		n = read(drv_ctl_fd(), in + in_len, sizeof(in) - in_len);
 		if (n > 0) {
-			d.in_len += (size_t)n;
+			in_len += (size_t)n;
 			continue;
 		}
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			return -1;
 		if (errno == EINTR || now_ns() < until)
 			continue;
-		p.fd = d.ctl.fd;
+		p.fd = drv_ctl_fd();
 		poll(&p, 1, -1);
 	}
 }
@@ -452,39 +137,16 @@ static void clear_exec_state(void)
 	breaking = continuing = 0;
 }
 
-static char *slurp(const char *name, size_t *len)
-{
-	char path[PATH_MAX + 16];
-	struct buf b = { 0 };
-	char chunk[65536];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", d.dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		buf_add(&b, chunk, (size_t)n);
-	close(fd);
-	buf_add(&b, "", 1);
-	if (b.err || n < 0) {
-		free(b.p);
-		return NULL;
-	}
-	*len = b.len - 1;
-	return b.p;
-}
-
+/* export NAME=VAL, the value taken literally */
 static void pre_set(char *name, char *val)
 {
 	SHELL_VAR *v = find_variable(name);
 
+	this_command_name = "export";
 	if (v && readonly_p(v)) {
 		builtin_error("%s: readonly variable", name);
 		return;
 	}
-	this_command_name = "export";
 	v = bind_variable(name, val, 0);
 	if (v) {
 		VSETATTR(v, att_exported);
@@ -508,7 +170,7 @@ static void pre_cd(char *path)
 static void apply_prelude(const char *name)
 {
 	size_t len;
-	char *p = slurp(name, &len), *end;
+	char *p = drv_slurp(name, &len), *end;
 
 	if (!p)
 		return;
@@ -539,7 +201,7 @@ static int run_text(const char *name)
 {
 	procenv_t saved;
 	size_t len;
-	char *text = slurp(name, &len);
+	char *text = drv_slurp(name, &len);
 	int status, level;
 
 	if (!text) {
@@ -564,21 +226,6 @@ static int run_text(const char *name)
 	return status;
 }
 
-/* Gives the run its descriptors: /dev/null and the fifos fGEN.o/.e. */
-static int run_fds(const char *gen)
-{
-	char o[PATH_MAX + 32], e[PATH_MAX + 32];
-	int null = open_null();
-
-	snprintf(o, sizeof(o), "%s/f%s.o", d.dir, gen);
-	snprintf(e, sizeof(e), "%s/f%s.e", d.dir, gen);
-	chan_drop(&d.ctl, null);
-	chan_drop(&d.res, null);
-	return place(null,
-		     open(o, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
-		     open(e, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-}
-
 static int run_one(const char *id, const char *gen, char flag)
 {
 	char name[64];
@@ -588,7 +235,7 @@ static int run_one(const char *id, const char *gen, char flag)
 	clear_exec_state();
 	aborted = 0;
 	in_run = 1;
-	if (run_fds(gen) == 0) {
+	if (drv_run_fds(gen) == 0) {
 		if (flag == 'p') {
 			snprintf(name, sizeof(name), "r%s.pre", id);
 			apply_prelude(name);
@@ -605,37 +252,14 @@ static int run_one(const char *id, const char *gen, char flag)
 	return status & 0xff;
 }
 
-/* Sends "R<status>\0<cwd>\0\0", then "E0\0<cwd>\0<exports>\0". */
-static int report(int status)
-{
-	struct buf b = { 0 };
-	char head[16];
-	int rc;
-
-	snprintf(head, sizeof(head), "R%d", status);
-	buf_str(&b, head);
-	add_cwd(&b);
-	buf_add(&b, "", 1);
-	rc = b.err ? -1 : write_all(d.res.fd, b.p, b.len);
-	b.len = 0;
-	buf_add(&b, "E0", 3);
-	add_cwd(&b);
-	add_exports(&b);
-	buf_add(&b, "", 1);
-	if (rc == 0)
-		rc = b.err ? -1 : write_all(d.res.fd, b.p, b.len);
-	free(b.p);
-	return rc;
-}
-
 /* ---- the builtin ---- */
 
 static int setup(const char *dir)
 {
-	if (strlen(dir) >= sizeof(d.dir))
+	if (strlen(dir) >= sizeof(drv.dir))
 		return -1;
-	strcpy(d.dir, dir);
-	d.pid = getpid();
+	strcpy(drv.dir, dir);
+	drv.pid = getpid();
 	/* The daemon starts bash with the abort signal ignored: bash then
 	 * marks it "ignored on entry" (no trap may change it), and the
 	 * handler here takes it over. */
@@ -643,12 +267,10 @@ static int setup(const char *dir)
 	arm_abort();
 	remember_args(NULL, 1); /* $1 and $2 were the module and DIR */
 	shopt_setopt("expand_aliases", 1);
-	if (start_holder() < 0 ||
-	    chan_init(&d.ctl, CTL_FD, O_RDONLY | O_NONBLOCK) < 0 ||
-	    chan_init(&d.res, RES_FD, O_WRONLY) < 0)
+	if (drv_fds_init() < 0)
 		return -1;
-	d.running = true;
-	atexit(save_state);
+	drv.running = true;
+	atexit(drv_save_state);
 	return 0;
 }
 
@@ -657,7 +279,7 @@ static int sfs_driver_builtin(WORD_LIST *list)
 	char line[256], id[32], gen[32], flag;
 	unsigned long long spin = 0;
 
-	if (d.running || !list || list->next) {
+	if (drv.running || !list || list->next) {
 		builtin_error("only the session's driver may run this");
 		return EX_USAGE;
 	}
@@ -665,7 +287,7 @@ static int sfs_driver_builtin(WORD_LIST *list)
 		builtin_error("cannot set up the driver: %s", strerror(errno));
 		return EXECUTION_FAILURE;
 	}
-	if (idle_fds() < 0)
+	if (drv_idle_fds() < 0)
 		return EXECUTION_FAILURE;
 	while (next_line(line, sizeof(line), spin) == 0) {
 		int status;
@@ -674,7 +296,7 @@ static int sfs_driver_builtin(WORD_LIST *list)
 		    4)
 			break;
 		status = run_one(id, gen, flag);
-		if (idle_fds() < 0 || report(status) < 0)
+		if (drv_idle_fds() < 0 || drv_report(status) < 0)
 			break;
 	}
 	return EXECUTION_SUCCESS;

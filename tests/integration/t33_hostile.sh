@@ -118,6 +118,21 @@ sleep 1.5
 assert_file_eq "$S/stdout" "" "trap '': the rest of the script did not run"
 same_shell "trap '' RTMIN+3"
 
+# loops of builtins (in a function, in eval, nested) are abandoned too,
+# without replacing the shell
+for c in 'f() { while :; do :; done; }; f' 'eval "until false; do for ((;;)); do :; done; done"'; do
+	sfs_run_bg "$S" "$c; echo after-kill" 20
+	w=$SFS_BG
+	sleep 0.5
+	check "'$c': echo kill > ctl" sfs_write "$S/ctl" $'kill\n'
+	if sfs_wait_gone "$w" 10; then pass "'$c': the run ends after kill"; else
+		fail "'$c': the run ends after kill" "still running 10 s later"
+	fi
+	assert_file_eq "$S/exit" $'143\n' "'$c': exit 143"
+	assert_file_eq "$S/stdout" "" "'$c': the rest of the script did not run"
+	same_shell "'$c'"
+done
+
 # 7. cwd is the shell's real directory, whatever $PWD says
 new_session cwd
 assert_run_ok "cd /tmp; unset PWD" "$S" 'cd /tmp; unset PWD' 10
