@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #define DRV_CTL_FD 0   /* the control pipe between runs */
@@ -37,6 +38,10 @@ int drv_report(int status);
 /* atexit: the shell's variables in DIR/env, its frame in DIR/state. */
 void drv_save_state(void);
 
+/* Raises a low RLIMIT_NOFILE while the driver opens descriptors, and
+ * puts it back. */
+void drv_room(struct rlimit *saved);
+void drv_unroom(const struct rlimit *saved);
 /* Starts the holder thread and notes the pipes on fds 0 and 201. */
 int drv_fds_init(void);
 /* Between runs: the pipes on 0 and 201, /dev/null on 1 and 2. */

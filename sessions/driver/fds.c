@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -121,47 +122,55 @@ static int chan_get(struct chan *c)
 	return 0;
 }
 
-/* Takes c out of the shell's file table (fd 0 becomes null). */
-static void chan_drop(struct chan *c, int null)
+/* Opens path on descriptor target, needing one free descriptor at most
+ * (whatever a command left of its `ulimit -n`). */
+static int put(const char *path, int flags, int target)
 {
-	if (c->fd == DRV_CTL_FD && null >= 0)
-		dup2(null, DRV_CTL_FD);
-	else if (c->fd >= 0 && chan_ok(c))
+	int fd = open(path, flags | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -1;
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	if (dup2(fd, target) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Takes c out of the shell's file table (fd 0 is put right after). */
+static void chan_drop(struct chan *c)
+{
+	if (c->fd >= 0 && c->fd != DRV_CTL_FD && chan_ok(c))
 		close(c->fd);
 	c->fd = -1;
 }
 
-/* fd, moved above 2 (close-on-exec) so that placing it cannot clobber
- * another one of 0-2. */
-static int high(int fd)
+/* Room for the driver's descriptors above a command's `ulimit -n`, for
+ * as long as it opens them (a descriptor above the limit stays usable):
+ * the limit the command set is put back by drv_unroom. */
+void drv_room(struct rlimit *saved)
 {
-	int h;
+	struct rlimit r;
 
-	if (fd < 0 || fd > 2)
-		return fd;
-	h = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	close(fd);
-	return h;
-}
-
-/* Makes fds 0-2 be in, out and err (and closes those). */
-static int place(int in, int out, int err)
-{
-	int fds[3] = { high(in), high(out), high(err) }, rc = 0;
-
-	for (int i = 0; i < 3; i++) {
-		if (fds[i] < 0 || dup2(fds[i], i) < 0)
-			rc = -1;
+	if (getrlimit(RLIMIT_NOFILE, saved) < 0) {
+		saved->rlim_cur = RLIM_INFINITY;
+		return;
 	}
-	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return rc;
+	if (saved->rlim_cur > DRV_RES_FD)
+		return;
+	r.rlim_cur = DRV_RES_FD + 16;
+	r.rlim_max =
+		saved->rlim_max > r.rlim_cur ? saved->rlim_max : r.rlim_cur;
+	setrlimit(RLIMIT_NOFILE, &r); /* a raised hard limit needs root */
 }
 
-static int open_null(void)
+void drv_unroom(const struct rlimit *saved)
 {
-	return open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (saved->rlim_cur <= DRV_RES_FD)
+		setrlimit(RLIMIT_NOFILE, saved);
 }
 
 int drv_fds_init(void)
@@ -175,38 +184,47 @@ int drv_fds_init(void)
 
 int drv_idle_fds(void)
 {
-	int null = open_null();
+	struct rlimit lim;
+	int rc = -1;
 
 	fflush(stdout);
 	fflush(stderr);
-	if (place(null, dup(null), dup(null)) < 0)
-		return -1;
-	ctl.fd = -1; /* fd 0 is /dev/null now */
-	return chan_get(&ctl) == 0 && chan_get(&res) == 0 ? 0 : -1;
+	drv_room(&lim);
+	if (put("/dev/null", O_RDWR, 1) == 0 && dup2(1, 2) == 2) {
+		if (!chan_ok(&ctl))
+			ctl.fd = -1; /* fd 0 is the run's /dev/null */
+		rc = chan_get(&ctl) == 0 && chan_get(&res) == 0 ? 0 : -1;
+	}
+	drv_unroom(&lim);
+	return rc;
 }
 
 int drv_run_fds(const char *gen)
 {
 	char o[PATH_MAX + 32], e[PATH_MAX + 32];
-	int null = open_null();
+	struct rlimit lim;
+	int rc;
 
 	snprintf(o, sizeof(o), "%s/f%s.o", drv.dir, gen);
 	snprintf(e, sizeof(e), "%s/f%s.e", drv.dir, gen);
-	chan_drop(&ctl, null);
-	chan_drop(&res, null);
-	return place(null,
-		     open(o, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600),
-		     open(e, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+	drv_room(&lim);
+	chan_drop(&res);
+	chan_drop(&ctl);
+	rc = put("/dev/null", O_RDONLY, 0);
+	if (rc == 0)
+		rc = put(o, O_WRONLY | O_CREAT | O_TRUNC, 1);
+	if (rc == 0)
+		rc = put(e, O_WRONLY | O_CREAT | O_TRUNC, 2);
+	drv_unroom(&lim);
+	return rc;
 }
 
 int drv_run_traps(void)
 {
-	int null = open_null();
-
-	chan_drop(&ctl, null);
-	chan_drop(&res, null);
-	if (null >= 0)
-		close(null);
+	chan_drop(&res);
+	chan_drop(&ctl);
+	if (put("/dev/null", O_RDONLY, 0) < 0)
+		return -1;
 	run_pending_traps();
 	trapped_signal_received = 0;
 	return drv_idle_fds();

@@ -134,14 +134,18 @@ void drv_save_state(void)
 {
 	struct drv_buf env = { 0 }, st = { 0 };
 
+	struct rlimit lim;
+
 	if (getpid() != drv.pid || !drv.running)
 		return;
 	add_exports(&env);
 	drv_buf_add(&st, "X0", 3);
 	add_cwd(&st);
 	drv_buf_add(&st, "", 1);
+	drv_room(&lim);
 	if (write_file("env", &env) == 0)
 		write_file("state", &st);
+	drv_unroom(&lim);
 	free(env.p);
 	free(st.p);
 }

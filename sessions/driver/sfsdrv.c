@@ -296,8 +296,9 @@ static int sfs_driver_builtin(WORD_LIST *list)
 		    4)
 			break;
 		status = run_one(id, gen, flag);
+		/* no way to report: the shell's exit status says it */
 		if (drv_idle_fds() < 0 || drv_report(status) < 0)
-			break;
+			return status;
 	}
 	return EXECUTION_SUCCESS;
 }
