@@ -145,5 +145,36 @@ check "echo reset > ctl" sfs_write "$S/ctl" $'reset\n'
 assert_run_ok "a run in the new shell" "$S" 'pwd -P' 10
 assert_file_eq "$S/stdout" $'/tmp\n' "the new shell starts in /tmp"
 
+# 8. a daemon with no driver beside it (and none installed) starts no
+# shell, and its log says why
+ND=$SFS_TMP/nodrv
+mkdir -p "$ND/bin" "$ND/mnt"
+cp "$SFS_BIN" "$ND/bin/sessionfs"
+"$ND/bin/sessionfs" -f "$ND/mnt" >"$ND/log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+ndpid=$!
+SFS_BG_PIDS+=("$ndpid")
+for ((i = 0; i < 50; i++)); do
+	timeout 2 test -d "$ND/mnt/sessions" && break
+	sleep 0.1
+done
+if timeout 2 test -d "$ND/mnt/sessions"; then
+	check "no driver: mkdir a session" sfs_mkdir "$ND/mnt/sessions/x"
+	sfs_run "$ND/mnt/sessions/x" 'echo hi' 10
+	if grep -q 'shell driver sfsdrv.so' "$ND/log"; then
+		assert_file_eq "$ND/mnt/sessions/x/exit" $'126\n' "no driver: the run fails with 126"
+		assert_file_eq "$ND/mnt/sessions/x/stdout" "" "no driver: nothing ran"
+		assert_file_match "$ND/mnt/sessions/x/error" 'could not start' "no driver: the session's error file says the run could not start"
+		pass "no driver: the log names the missing driver"
+	else
+		note "skip no driver: a driver is installed ($(head -c 200 "$ND/log" | tr '\n' ' '))"
+	fi
+	timeout 10 fusermount3 -u "$ND/mnt" 2>/dev/null || timeout 10 fusermount3 -uz "$ND/mnt"
+	if sfs_wait_gone "$ndpid" 5; then pass "no driver: the daemon exits after the unmount"; else
+		fail "no driver: the daemon exits after the unmount" "still running"
+	fi
+else
+	fail "no driver: the daemon mounts" "$(tail -n 3 "$ND/log" | tr '\n' ' ')"
+fi
+
 sfs_kill_marker "331.$$"
 sfs_done
