@@ -6,13 +6,15 @@
 #define SFS_DRV_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#define DRV_CTL_FD 0   /* the control pipe between runs */
-#define DRV_RES_FD 201 /* the result pipe between runs (SHELL_RES_FD) */
+#define DRV_CTL_FD    0	  /* the control pipe between runs */
+#define DRV_RES_FD    201 /* the result pipe between runs (SHELL_RES_FD) */
+#define DRV_ABORT_SIG (SIGRTMIN + 3) /* SHELL_ABORT_SIG */
 
 struct drv {
 	char dir[PATH_MAX]; /* the session's spool directory */

@@ -41,7 +41,8 @@ extern int read_but_dont_execute; /* set -n */
 extern int trapped_signal_received;
 extern void get_original_signal(int);
 
-#define ROUND_NS 4000 /* one SPIN round of the control line (sess.c) */
+/* one SPIN round of the control line: sess.c's SPIN_POLL_US */
+#define ROUND_NS 4000
 
 struct drv drv;
 static char in[256]; /* what came on the control pipe */
@@ -126,7 +127,7 @@ static void arm_abort(void)
 				.sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGRTMIN + 3, &sa, NULL);
+	sigaction(DRV_ABORT_SIG, &sa, NULL);
 }
 
 /* Forgets what a command left that would keep the next ones from
@@ -263,7 +264,7 @@ static int setup(const char *dir)
 	/* The daemon starts bash with the abort signal ignored: bash then
 	 * marks it "ignored on entry" (no trap may change it), and the
 	 * handler here takes it over. */
-	get_original_signal(SIGRTMIN + 3);
+	get_original_signal(DRV_ABORT_SIG);
 	arm_abort();
 	remember_args(NULL, 1); /* $1 and $2 were the module and DIR */
 	shopt_setopt("expand_aliases", 1);
