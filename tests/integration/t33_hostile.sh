@@ -4,8 +4,8 @@
 # later runs (README "Architecture", the shell driver): functions named like
 # builtins (and like the old loop's helpers), set -n, closing every
 # descriptor, ulimit -n, unsetting every variable, set -x, a DEBUG trap,
-# trap '' on the abort signal, cd then unset PWD, a bogus env/PWD. Each case
-# has its own session.
+# trap '' on the abort signal, cd then unset PWD, a bogus env/PWD, an EXIT
+# trap; and a daemon without its driver. Each case has its own session.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -145,7 +145,15 @@ check "echo reset > ctl" sfs_write "$S/ctl" $'reset\n'
 assert_run_ok "a run in the new shell" "$S" 'pwd -P' 10
 assert_file_eq "$S/stdout" $'/tmp\n' "the new shell starts in /tmp"
 
-# 8. a daemon with no driver beside it (and none installed) starts no
+# 8. a shell that exits under its own EXIT trap still hands on its cwd
+# and exported variables
+new_session exittrap
+sfs_run "$S" 'trap "echo bye" EXIT; cd /usr; export LATE=late; exit 4' 10
+assert_file_eq "$S/exit" $'4\n' "exit under an EXIT trap: exit 4"
+assert_run_ok "exit under an EXIT trap: the next run" "$S" 'echo "$PWD $LATE"' 10
+assert_file_eq "$S/stdout" $'/usr late\n' "exit under an EXIT trap: the next shell has its cwd and exports"
+
+# 9. a daemon with no driver beside it (and none installed) starts no
 # shell, and its log says why
 ND=$SFS_TMP/nodrv
 mkdir -p "$ND/bin" "$ND/mnt"
