@@ -51,11 +51,14 @@ static volatile sig_atomic_t in_run, aborted;
 
 /* ---- the control line ---- */
 
-static int64_t now_ns(void)
+/* The shell's own CPU time: like the rounds of bash's `read -t 0` that
+ * SPIN counted, it does not run out while an idle-class shell waits for
+ * a CPU. */
+static int64_t cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -77,14 +80,19 @@ static bool take_line(char *line, size_t cap)
 	return true;
 }
 
-/* Reads the next control line, polling for spin rounds before it
- * sleeps. Returns -1 at EOF (the daemon is done with this shell). */
+/* Reads the next control line, polling for spin rounds (of its CPU
+ * time) before it sleeps. The polling is poll(2), which looks at the
+ * pipe without its lock: a read(2) that an idle-class shell is preempted
+ * in would hold the lock, and the daemon's write of the next line would
+ * wait for the shell to get a CPU again. Returns -1 at EOF (the daemon is
+ * done with this shell). */
 static int next_line(char *line, size_t cap, unsigned long long spin)
 {
-	int64_t until = now_ns() + (int64_t)(spin * ROUND_NS);
+	int64_t until = cpu_ns() + (int64_t)(spin * ROUND_NS);
+	int wait = 0;
 
 	for (;;) {
-		struct pollfd p = { .events = POLLIN };
+		struct pollfd p = { .fd = drv_ctl_fd(), .events = POLLIN };
 		ssize_t n;
 
 		if (take_line(line, cap))
@@ -94,17 +102,16 @@ static int next_line(char *line, size_t cap, unsigned long long spin)
 		/* only a trap can move the descriptors */
 		if (trapped_signal_received && drv_run_traps() < 0)
 			return -1;
-		n = read(drv_ctl_fd(), in + in_len, sizeof(in) - in_len);
-		if (n > 0) {
-			in_len += (size_t)n;
+		if (poll(&p, 1, wait) == 0) {
+			if (wait == 0 && cpu_ns() >= until)
+				wait = -1;
 			continue;
 		}
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		n = read(p.fd, in + in_len, sizeof(in) - in_len);
+		if (n > 0)
+			in_len += (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			return -1;
-		if (errno == EINTR || now_ns() < until)
-			continue;
-		p.fd = drv_ctl_fd();
-		poll(&p, 1, -1);
 	}
 }
 
