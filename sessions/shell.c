@@ -1,8 +1,30 @@
 /*
  * shell.c - spawning a session's bash and speaking its protocol.
+ *
+ * The protocol loop is not bash code: the shell loads the driver
+ * sfsdrv.so (sessions/driver/sfsdrv.c) and the loop runs in C, where the
+ * user's functions, aliases, variables, options and traps cannot reach
+ * it. The module is found next to the daemon's executable (a build tree),
+ * else in SFS_DRIVER_DIR (meson install); without it no shell starts.
+ *
+ * Abandoning a run (kill, timeout): the daemon sends SHELL_ABORT_SIG to
+ * the shell before it signals the other processes. The child here starts
+ * bash with that signal ignored, so bash takes it as ignored on entry and
+ * no `trap` of a command can catch, ignore or reset it; the driver handles
+ * it: it sets noexec and breaks every loop, so bash unwinds functions,
+ * eval and sourced files by itself without running one more command, and
+ * the shell keeps its state (t33 ends loops in functions and eval that
+ * way, the shell's pid and plain variables unchanged). Rather that than
+ * a trap that returns from the sourced file (it left only the innermost
+ * function, and a command could replace it), a longjmp to the top from
+ * the handler (not safe in the middle of bash's work) or a new shell for
+ * every kill (functions and plain variables lost). The daemon's
+ * fallback stays for a shell that does not come back once its processes
+ * are gone, a builtin blocked in a read say: it replaces the shell.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,59 +33,56 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "log.h"
 #include "shell.h"
 #include "strbuf.h"
 
-/* The shell's main loop. Its stdin is the daemon's control pipe, its
- * stdout /dev/null and fd 201 the result pipe. A command runs with its
- * standard descriptors redirected and 201 closed, so nothing it starts
- * can reach the protocol (bash keeps the originals close-on-exec
- * meanwhile; the sourced command itself is the user's own shell). Each
- * report is written by one command with its own redirection: what the
- * shell prints between commands (a user's trap on DEBUG or CHLD, say)
- * goes to /dev/null and never into a frame. Every word that a user's
- * function or alias could shadow is called through `builtin` or is a
- * keyword.
- *
- * To abandon a command (kill, timeout) the daemon sends SHELL_ABORT_SIG
- * (RTMIN+3) before it signals the command's processes: the trap returns
- * from the sourced file, so the rest of the script does not run once its
- * foreground process is gone. A function only returns from itself; when
- * that leaves the shell busy with no process left, the daemon replaces
- * the shell (sess.c). The EXIT trap may run inside a command's
- * redirections, so it writes to files. */
+/* The shell only loads the driver (sessions/driver/sfsdrv.c, a bash
+ * loadable builtin) and hands it the session's directory: the protocol
+ * loop runs in C, where no function, alias, variable, option or trap of
+ * the user's reaches it. $1 and $2 are cleared by the driver. A shell that
+ * cannot load it exits 126 before any run. */
 static const char boot[] =
-	"__sfs_d=$1\n"
-	"shift\n"
-	"shopt -s expand_aliases\n"
-	"trap 'builtin return 2>/dev/null' RTMIN+3\n"
-	"__sfs_pre() {\n"
-	"  while IFS= builtin read -r -d '' __sfs_op; do\n"
-	"    IFS= builtin read -r -d '' __sfs_n\n"
-	"    case $__sfs_op in\n"
-	"    S) IFS= builtin read -r -d '' __sfs_v\n"
-	"       builtin export -- \"$__sfs_n=$__sfs_v\" ;;\n"
-	"    U) builtin unset -v -- \"$__sfs_n\" ;;\n"
-	"    C) builtin cd -- \"$__sfs_n\" ;;\n"
-	"    esac\n"
-	"  done <\"$1\"\n"
-	"  builtin unset -v __sfs_op __sfs_n __sfs_v\n"
-	"}\n"
-	"trap 'builtin export -p >\"$__sfs_d/env\"; "
-	"builtin printf \"X0\\0%s\\0\\0\" \"$PWD\" >\"$__sfs_d/state\"' EXIT\n"
-	"while IFS=' ' builtin read -r __sfs_id __sfs_g __sfs_f __sfs_s; do\n"
-	"  {\n"
-	"    [[ $__sfs_f == p ]] && __sfs_pre \"$__sfs_d/r$__sfs_id.pre\"\n"
-	"    builtin . \"$__sfs_d/r$__sfs_id.cmd\"\n"
-	"  } 0</dev/null 1>\"$__sfs_d/f$__sfs_g.o\" "
-	"2>\"$__sfs_d/f$__sfs_g.e\" 201>&-\n"
-	"  builtin printf 'R%s\\0%s\\0\\0' $? \"$PWD\" >&201\n"
-	"  builtin printf 'E0\\0%s\\0' \"$PWD\" >&201\n"
-	"  builtin export -p >&201\n"
-	"  builtin printf '\\0' >&201\n"
-	"  __sfs_i=0\n"
-	"  while ((__sfs_i++ < __sfs_s)); do builtin read -t 0 && break; done\n"
-	"done\n";
+	"builtin enable -f \"$1\" sfs_driver || builtin exit 126\n"
+	"sfs_driver \"$2\"\n";
+
+static char drv_path[PATH_MAX];
+
+void shell_set_driver(const char *path)
+{
+	snprintf(drv_path, sizeof(drv_path), "%s", path);
+}
+
+/* The driver module: next to the daemon's executable (a build tree), else
+ * where it is installed. */
+static const char *driver(void)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (drv_path[0])
+		return drv_path;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(drv_path, sizeof(drv_path), "%s/" SHELL_DRIVER, exe);
+		if (access(drv_path, R_OK) == 0)
+			return drv_path;
+	}
+	snprintf(drv_path, sizeof(drv_path), "%s/" SHELL_DRIVER,
+		 SFS_DRIVER_DIR);
+	if (access(drv_path, R_OK) == 0)
+		return drv_path;
+	drv_path[0] = '\0';
+	log_msg(LOG_ERR,
+		"the shell driver " SHELL_DRIVER " is neither next to %s nor "
+		"in " SFS_DRIVER_DIR ": no session shell can start",
+		n > 0 ? exe : "the executable");
+	return NULL;
+}
 
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 {
@@ -96,8 +115,9 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 }
 
 /* In the child: everything that must hold before bash starts. */
-static void child(const char *bash, const char *dir, const char *cwd,
-		  char **envp, const struct contain *cg, int ctl_r, int res_w)
+static void child(const char *bash, const char *drv, const char *dir,
+		  const char *cwd, char **envp, const struct contain *cg,
+		  int ctl_r, int res_w)
 {
 	char *argv[64] = { "bash", "--noprofile", "--norc" };
 	size_t n = 3;
@@ -107,6 +127,8 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	/* ignored on entry, bash lets no trap change it: the driver's own */
+	signal(SHELL_ABORT_SIG, SIG_IGN);
 	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(cg) < 0 || null < 0)
@@ -129,6 +151,7 @@ static void child(const char *bash, const char *dir, const char *cwd,
 	argv[n++] = "-c";
 	argv[n++] = (char *)boot;
 	argv[n++] = "bash";
+	argv[n++] = (char *)drv;
 	argv[n++] = (char *)dir;
 	argv[n] = NULL;
 	if (chdir(cwd) < 0 && chdir("/") < 0)
@@ -140,9 +163,12 @@ static void child(const char *bash, const char *dir, const char *cwd,
 pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 		  char **envp, const struct contain *cg, int *ctl, int *res)
 {
+	const char *drv = driver();
 	int cp[2], rp[2];
 	pid_t pid;
 
+	if (!drv)
+		return -ENOENT;
 	if (pipe2(cp, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(rp, O_CLOEXEC) < 0) {
@@ -152,7 +178,7 @@ pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 	}
 	pid = fork();
 	if (pid == 0)
-		child(bash, dir, cwd, envp, cg, cp[0], rp[1]);
+		child(bash, drv, dir, cwd, envp, cg, cp[0], rp[1]);
 	close(cp[0]);
 	close(rp[1]);
 	if (pid < 0) {

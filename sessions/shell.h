@@ -1,18 +1,20 @@
 /*
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
- * The shell reads "ID GEN FLAG\n" lines on its stdin (a pipe from the
- * daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre when
- * FLAG is 'p') with stdin from /dev/null and stdout/stderr into the fifos
- * f<GEN>.o and f<GEN>.e. Then it writes on fd 201 (the result pipe) a
- * frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
- * "E0\0<PWD>\0<export -p>\0" with its exported variables: `export -p`
- * is the largest part of a run's cost in the shell, so the run does not
- * wait for it (only the next run and env/ requests do). The report never
- * passes through the command's output, so output cannot fake it. When
- * the shell exits, its EXIT trap leaves `export -p` in the file "env" and
- * the frame "X0\0<PWD>\0\0" in the file "state", so the next shell
- * starts where it left off.
+ * The shell loads the driver SHELL_DRIVER (sessions/driver/sfsdrv.c, a
+ * bash loadable builtin), which reads "ID GEN FLAG SPIN\n" lines on its
+ * stdin (a pipe from the daemon); for each it runs the text of r<ID>.cmd
+ * as a sourced file (after applying r<ID>.pre when FLAG is 'p') with
+ * stdin from /dev/null and stdout/stderr into the fifos f<GEN>.o and
+ * f<GEN>.e. Then it writes on fd 201 (the result pipe) a frame
+ * "R<status>\0<cwd>\0\0", so the run ends at once, and a frame
+ * "E0\0<cwd>\0<export -p>\0" with its exported variables (the next run
+ * and env/ requests wait for it), and polls for SPIN rounds of about 4 us
+ * before it sleeps. cwd is the shell's real working directory, not $PWD.
+ * The report never passes through the command's output, so output cannot
+ * fake it. When the shell exits, the driver leaves `export -p` in the file
+ * "env" and the frame "X0\0<cwd>\0\0" in the file "state", so the next
+ * shell starts where it left off.
  */
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
@@ -23,7 +25,8 @@
 #include "contain.h"
 #include "envmap.h"
 
-#define SHELL_RES_FD 201 /* the shell's end of the result pipe */
+#define SHELL_RES_FD 201	 /* the shell's end of the result pipe */
+#define SHELL_DRIVER "sfsdrv.so" /* the driver module's file name */
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
@@ -40,9 +43,13 @@ struct shell_frame {
  * is incomplete, or -EINVAL when it is malformed. */
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f);
 
+/* Makes shells load the driver module at path instead of looking for it
+ * next to the executable, then in SFS_DRIVER_DIR (tests use it). */
+void shell_set_driver(const char *path);
+
 /* Starts bash in cwd with envp, contained in cg, talking through *ctl
  * (write end) and *res (read end, non-blocking). Returns the pid or
- * -errno. */
+ * -errno (-ENOENT, logged, when the driver module is missing). */
 pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 		  char **envp, const struct contain *cg, int *ctl, int *res);
 

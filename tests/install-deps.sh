@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building and testing sessionfs need,
 # when they are missing. Needs root for the install; says what is missing
-# otherwise. Used by tests/run.sh and examples/quickstart.sh.
+# otherwise. Used by tests/run.sh and examples/quickstart.sh. bash-builtins
+# has the headers the shell driver (a bash loadable builtin) is built with.
 set -euo pipefail
 
 packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
-	ninja-build pkg-config curl psmisc)
+	ninja-build pkg-config curl psmisc bash-builtins)
 # t51 runs the mount inside a bwrap sandbox; t52 parses the container examples' yaml
 packages+=(bubblewrap python3-yaml)
 # the examples are run too: Python and Node.js (unless already on PATH)

@@ -261,6 +261,7 @@ static void sh_start(struct sh *s)
 
 	s->dfd = unit_new_dir(base, s->dir, sizeof(s->dir));
 	s->len = 0;
+	shell_set_driver(SFS_TEST_DRIVER);
 	s->pid = shell_spawn(BASH, s->dir, s->dir, sh_envp, &cg, &s->ctl,
 			     &s->res);
 	ck_assert_int_gt(s->pid, 0);
@@ -1002,6 +1003,120 @@ START_TEST(bash_abort_idle)
 }
 END_TEST
 
+/* Waits for the pid a command wrote to DIR/name; returns it. */
+static pid_t wait_pid_file(struct sh *s, const char *name)
+{
+	int64_t t0 = now_ms();
+	size_t len;
+	char *p;
+	pid_t pid;
+
+	while (!(p = unit_slurp_at(s->dfd, name, &len)) || len == 0) {
+		free(p);
+		ck_assert_int_lt(now_ms() - t0, 5000);
+		usleep(10000);
+	}
+	pid = (pid_t)atol(p);
+	free(p);
+	return pid;
+}
+
+/* No trap of a command's can keep the abort signal from ending the
+ * script, and the shell it ran in stays. */
+START_TEST(bash_abort_untrappable)
+{
+	static struct sh s;
+	struct report r;
+
+	sh_start(&s);
+	ck_assert_int_eq(sh_run(&s, 1,
+				"trap '' RTMIN+3; trap 'echo caught' RTMIN+3\n"
+				"PLAIN=kept\n",
+				&r),
+			 0);
+	free_report(&r);
+	sh_send(&s, 2, 'n',
+		"sh -c 'echo $$ > sleeper.pid; exec sleep 20'\n"
+		"echo not-reached\n");
+	ck_assert_int_eq(kill(wait_pid_file(&s, "sleeper.pid"), 0), 0);
+	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	usleep(100000);
+	ck_assert_int_eq(kill(wait_pid_file(&s, "sleeper.pid"), SIGKILL), 0);
+	ck_assert_int_eq(sh_wait(&s, &r, 5000), 0);
+	ck_assert_int_ne(r.status, 0);
+	want_out(&s, 2, "o", "");
+	free_report(&r);
+	ck_assert_int_eq(sh_run(&s, 3, "echo \"$PLAIN\"\n", &r), 0);
+	want_out(&s, 3, "o", "kept\n");
+	free_report(&r);
+	sh_stop(&s);
+}
+END_TEST
+
+/* A loop of builtins in a function ends at the abort signal alone. */
+START_TEST(bash_abort_loop)
+{
+	static struct sh s;
+	struct report r;
+	int64_t t0;
+
+	sh_start(&s);
+	sh_send(&s, 1, 'n',
+		"f() { while :; do for ((;;)); do :; done; done; }\n"
+		"f\necho not-reached\n");
+	usleep(200000);
+	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(sh_wait(&s, &r, 5000), 0);
+	ck_assert_int_lt(now_ms() - t0, 3000);
+	want_out(&s, 1, "o", "");
+	free_report(&r);
+	ck_assert_int_eq(sh_run(&s, 2, "echo a\n", &r), 0);
+	want_out(&s, 2, "o", "a\n");
+	free_report(&r);
+	sh_stop(&s);
+}
+END_TEST
+
+/* set -n, functions named like builtins, every descriptor closed and a
+ * low ulimit -n: each run reports its own status, and the idle shell has
+ * its protocol descriptors again. */
+START_TEST(bash_hostile)
+{
+	static const struct {
+		const char *cmd;
+		int status;
+	} t[] = {
+		{ "builtin() { :; }; read() { :; }; printf() { :; }\n", 0 },
+		{ "set -n\nexit 9\n", 0 },
+		{ "for f in $(ls /proc/$$/fd); do\n"
+		  "  [ \"$f\" -gt 2 ] && eval \"exec $f>&-\"; done\n"
+		  "(exit 7)\n",
+		  7 },
+		{ "ulimit -n 50; (exit 6)\n", 6 },
+		{ "for v in $(compgen -v); do unset $v; done 2>/dev/null\n"
+		  "(exit 5)\n",
+		  5 },
+		{ "echo alive\n", 0 },
+	};
+	static struct sh s;
+	struct report r;
+
+	sh_start(&s);
+	for (unsigned i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		ck_assert_msg(sh_run(&s, i + 1, t[i].cmd, &r) == 0,
+			      "shell gone after '%s'", t[i].cmd);
+		ck_assert_msg(r.status == t[i].status, "'%s': %d, want %d",
+			      t[i].cmd, r.status, t[i].status);
+		free_report(&r);
+		want_out(&s, i + 1, "e", "");
+		ck_assert(same_file(s.pid, 0, s.ctl));
+	}
+	want_out(&s, sizeof(t) / sizeof(*t), "o", "alive\n");
+	sh_stop(&s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("shell");
@@ -1039,6 +1154,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, bash_eof_ends);
 	tcase_add_test(tc, bash_abort);
 	tcase_add_test(tc, bash_abort_idle);
+	tcase_add_test(tc, bash_abort_untrappable);
+	tcase_add_test(tc, bash_abort_loop);
+	tcase_add_test(tc, bash_hostile);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,59 @@
+/*
+ * drv.h - what the parts of the shell driver (sfsdrv.so) share: its state,
+ * growing buffers, the report and the protocol's descriptors.
+ */
+#ifndef SFS_DRV_H
+#define SFS_DRV_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#define DRV_CTL_FD    0	  /* the control pipe between runs */
+#define DRV_RES_FD    201 /* the result pipe between runs (SHELL_RES_FD) */
+#define DRV_ABORT_SIG (SIGRTMIN + 3) /* SHELL_ABORT_SIG */
+
+struct drv {
+	char dir[PATH_MAX]; /* the session's spool directory */
+	pid_t pid;	    /* the shell's (a subshell has another) */
+	bool running;
+};
+extern struct drv drv;
+
+struct drv_buf {
+	char *p;
+	size_t len, cap;
+	bool err;
+};
+
+void drv_buf_add(struct drv_buf *b, const void *s, size_t n);
+/* Adds s with its terminating NUL. */
+void drv_buf_str(struct drv_buf *b, const char *s);
+/* The file DIR/name, NUL-terminated, or NULL. */
+char *drv_slurp(const char *name, size_t *len);
+
+/* Sends a run's frames on the result pipe. Returns 0 or -1. */
+int drv_report(int status);
+/* atexit: the shell's variables in DIR/env, its frame in DIR/state. */
+void drv_save_state(void);
+
+/* Raises a low RLIMIT_NOFILE while the driver opens descriptors, and
+ * puts it back. */
+void drv_room(struct rlimit *saved);
+void drv_unroom(const struct rlimit *saved);
+/* Starts the holder thread and notes the pipes on fds 0 and 201. */
+int drv_fds_init(void);
+/* Between runs: the pipes on 0 and 201, /dev/null on 1 and 2. */
+int drv_idle_fds(void);
+/* A run's: /dev/null, fGEN.o, fGEN.e on 0-2, no pipe. */
+int drv_run_fds(const char *gen);
+/* Runs pending traps with the pipes out of their reach. */
+int drv_run_traps(void);
+/* The control pipe's descriptor now, and the result pipe's. */
+int drv_ctl_fd(void);
+int drv_res_fd(void);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * report.c - what the shell driver tells the daemon: a run's frames (its
+ * status, the real cwd, the exported variables in `export -p` form, which
+ * the daemon's envmap parser reads) and, when the shell exits, the files
+ * "env" and "state"; and the growing buffers and file reads it uses.
+ */
+#include <config.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtins.h"
+#include "shell.h"
+#include "variables.h"
+#include "drv.h"
+
+void drv_buf_add(struct drv_buf *b, const void *s, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->err = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+void drv_buf_str(struct drv_buf *b, const char *s)
+{
+	drv_buf_add(b, s, strlen(s) + 1);
+}
+
+char *drv_slurp(const char *name, size_t *len)
+{
+	char path[PATH_MAX + 16];
+	struct drv_buf b = { 0 };
+	char chunk[65536];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", drv.dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		drv_buf_add(&b, chunk, (size_t)n);
+	close(fd);
+	drv_buf_add(&b, "", 1);
+	if (b.err || n < 0) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len - 1;
+	return b.p;
+}
+
+/* The exported variables as `export -p` shows them. */
+static void add_exports(struct drv_buf *b)
+{
+	SHELL_VAR **list = all_exported_variables();
+
+	for (SHELL_VAR **v = list; v && *v; v++) {
+		const char *val = value_cell(*v);
+
+		if (invisible_p(*v) || array_p(*v) || assoc_p(*v) ||
+		    function_p(*v) || !val)
+			continue;
+		drv_buf_add(b, "declare -x ", 11);
+		drv_buf_add(b, (*v)->name, strlen((*v)->name));
+		drv_buf_add(b, "=\"", 2);
+		for (const char *c = val; *c; c++) {
+			if (strchr("\"\\$`", *c))
+				drv_buf_add(b, "\\", 1);
+			drv_buf_add(b, c, 1);
+		}
+		drv_buf_add(b, "\"\n", 2);
+	}
+	free(list);
+}
+
+/* The real working directory, not $PWD ("" when it has none: the daemon
+ * keeps the one it knew). */
+static void add_cwd(struct drv_buf *b)
+{
+	char cwd[PATH_MAX];
+
+	drv_buf_str(b, getcwd(cwd, sizeof(cwd)) && cwd[0] == '/' ? cwd : "");
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_file(const char *name, const struct drv_buf *b)
+{
+	char path[PATH_MAX + 16];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%s", drv.dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	rc = b->err ? -1 : write_all(fd, b->p, b->len);
+	close(fd);
+	return rc;
+}
+
+void drv_save_state(void)
+{
+	struct drv_buf env = { 0 }, st = { 0 };
+
+	struct rlimit lim;
+
+	if (getpid() != drv.pid || !drv.running)
+		return;
+	add_exports(&env);
+	drv_buf_add(&st, "X0", 3);
+	add_cwd(&st);
+	drv_buf_add(&st, "", 1);
+	drv_room(&lim);
+	if (write_file("env", &env) == 0)
+		write_file("state", &st);
+	drv_unroom(&lim);
+	free(env.p);
+	free(st.p);
+}
+
+/* "R<status>\0<cwd>\0\0" ends the run at once; then
+ * "E0\0<cwd>\0<exports>\0", which only the next run waits for. */
+int drv_report(int status)
+{
+	struct drv_buf b = { 0 };
+	char head[16];
+	int rc;
+
+	snprintf(head, sizeof(head), "R%d", status);
+	drv_buf_str(&b, head);
+	add_cwd(&b);
+	drv_buf_add(&b, "", 1);
+	rc = b.err ? -1 : write_all(drv_res_fd(), b.p, b.len);
+	b.len = 0;
+	drv_buf_add(&b, "E0", 3);
+	add_cwd(&b);
+	add_exports(&b);
+	drv_buf_add(&b, "", 1);
+	if (rc == 0)
+		rc = b.err ? -1 : write_all(drv_res_fd(), b.p, b.len);
+	free(b.p);
+	return rc;
+}

@@ -1,0 +1,322 @@
+/*
+ * sfsdrv.c - the session shell's driver: a bash loadable builtin
+ * (sfsdrv.so, `sfs_driver DIR`) that runs the protocol of
+ * sessions/shell.h from C, so that nothing a command does in its shell
+ * (functions, aliases, variables, options, traps, closed descriptors)
+ * can reach the protocol. This file has the loop: the control line, the
+ * prelude, running a command and abandoning it. fds.c keeps the
+ * protocol's descriptors out of the commands' reach, report.c makes the
+ * frames and the files left at exit.
+ *
+ * Abandoning a run. SHELL_ABORT_SIG is ignored when bash starts, so bash
+ * takes it as "ignored on entry": `trap` can neither catch nor reset it.
+ * The handler here takes it over: during a run it sets noexec (`set -n`)
+ * and breaks out of every loop, so bash unwinds the command normally
+ * (functions, eval, sourced files, traps) without running one more
+ * command of it. noexec and the loop state are reset before and after
+ * each run, so a command's own `set -n` lasts only until its end.
+ */
+#include <config.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "builtins.h"
+#include "shell.h"
+#include "bashgetopt.h"
+#include "common.h"
+#include "variables.h"
+#include "execute_cmd.h"
+#include "sig.h"
+#include "builtext.h"
+#include "drv.h"
+
+/* bash internals that its installed headers do not declare */
+extern int read_but_dont_execute; /* set -n */
+extern int trapped_signal_received;
+extern void get_original_signal(int);
+
+/* one SPIN round of the control line: sess.c's SPIN_POLL_US */
+#define ROUND_NS 4000
+
+struct drv drv;
+static char in[256]; /* what came on the control pipe */
+static size_t in_len;
+static volatile sig_atomic_t in_run, aborted;
+
+/* ---- the control line ---- */
+
+/* The shell's own CPU time: like the rounds of bash's `read -t 0` that
+ * SPIN counted, it does not run out while an idle-class shell waits for
+ * a CPU. */
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Takes one line out of in into line. */
+static bool take_line(char *line, size_t cap)
+{
+	char *nl = memchr(in, '\n', in_len);
+	size_t n;
+
+	if (!nl)
+		return false;
+	n = (size_t)(nl - in);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(line, in, n);
+	line[n] = '\0';
+	in_len -= (size_t)(nl + 1 - in);
+	memmove(in, nl + 1, in_len);
+	return true;
+}
+
+/* Reads the next control line, polling for spin rounds (of its CPU
+ * time) before it sleeps. The polling is poll(2), which looks at the
+ * pipe without its lock: a read(2) that an idle-class shell is preempted
+ * in would hold the lock, and the daemon's write of the next line would
+ * wait for the shell to get a CPU again. Returns -1 at EOF (the daemon is
+ * done with this shell). */
+static int next_line(char *line, size_t cap, unsigned long long spin)
+{
+	int64_t until = cpu_ns() + (int64_t)(spin * ROUND_NS);
+	int wait = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = drv_ctl_fd(), .events = POLLIN };
+		ssize_t n;
+
+		if (take_line(line, cap))
+			return 0;
+		if (in_len == sizeof(in))
+			in_len = 0; /* not a line of ours */
+		/* only a trap can move the descriptors */
+		if (trapped_signal_received && drv_run_traps() < 0)
+			return -1;
+		if (poll(&p, 1, wait) == 0) {
+			if (wait == 0 && cpu_ns() >= until)
+				wait = -1;
+			continue;
+		}
+		n = read(p.fd, in + in_len, sizeof(in) - in_len);
+		if (n > 0)
+			in_len += (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			return -1;
+	}
+}
+
+/* ---- a run ---- */
+
+static void on_abort(int sig)
+{
+	(void)sig;
+	if (!in_run)
+		return;
+	aborted = 1;
+	read_but_dont_execute = 1;
+	if (loop_level > 0)
+		breaking = loop_level;
+}
+
+static void arm_abort(void)
+{
+	struct sigaction sa = { .sa_handler = on_abort,
+				.sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(DRV_ABORT_SIG, &sa, NULL);
+}
+
+/* Forgets what a command left that would keep the next ones from
+ * running: noexec and the state of loops. */
+static void clear_exec_state(void)
+{
+	read_but_dont_execute = 0;
+	breaking = continuing = 0;
+}
+
+/* export NAME=VAL, the value taken literally */
+static void pre_set(char *name, char *val)
+{
+	SHELL_VAR *v = find_variable(name);
+
+	this_command_name = "export";
+	if (v && readonly_p(v)) {
+		builtin_error("%s: readonly variable", name);
+		return;
+	}
+	v = bind_variable(name, val, 0);
+	if (v) {
+		VSETATTR(v, att_exported);
+		array_needs_making = 1;
+		stupidly_hack_special_variables(name);
+	}
+}
+
+static void pre_cd(char *path)
+{
+	WORD_LIST *args = make_word_list(make_word(path), NULL);
+
+	args = make_word_list(make_word("--"), args);
+	this_command_name = "cd";
+	cd_builtin(args);
+	dispose_words(args);
+}
+
+/* Applies rID.pre: records "S\0NAME\0VALUE\0", "U\0NAME\0", "C\0DIR\0"
+ * (shell_write_prelude), every value taken literally. */
+static void apply_prelude(const char *name)
+{
+	size_t len;
+	char *p = drv_slurp(name, &len), *end;
+
+	if (!p)
+		return;
+	end = p + len;
+	for (char *r = p; r < end;) {
+		char *op = r, *arg = op + strlen(op) + 1, *val;
+
+		if (arg >= end)
+			break;
+		val = arg + strlen(arg) + 1;
+		r = val;
+		if (op[0] == 'S' && val < end) {
+			pre_set(arg, val);
+			r = val + strlen(val) + 1;
+		} else if (op[0] == 'U') {
+			builtin_unbind_variable(arg);
+			stupidly_hack_special_variables(arg);
+		} else if (op[0] == 'C') {
+			pre_cd(arg);
+		}
+	}
+	free(p);
+}
+
+/* Runs the text of rID.cmd as if sourced (`return` ends it), under the
+ * name "cmd" in bash's messages. Returns its status. */
+static int run_text(const char *name)
+{
+	procenv_t saved;
+	size_t len;
+	char *text = drv_slurp(name, &len);
+	int status, level;
+
+	if (!text) {
+		builtin_error("cannot read the command: %s", strerror(errno));
+		return 126;
+	}
+	memcpy(saved, return_catch, sizeof(procenv_t));
+	level = indirection_level;
+	indirection_level = 0; /* set -x shows "+ cmd", as at top level */
+	return_catch_flag++;
+	if (setjmp_nosigs(return_catch)) {
+		parse_and_execute_cleanup(-1);
+		status = return_catch_value;
+	} else {
+		/* parse_and_execute frees text */
+		status = parse_and_execute(text, "cmd",
+					   SEVAL_NOHIST | SEVAL_RESETLINE);
+	}
+	return_catch_flag--;
+	indirection_level = level;
+	memcpy(return_catch, saved, sizeof(procenv_t));
+	return status;
+}
+
+static int run_one(const char *id, const char *gen, char flag)
+{
+	char name[64];
+	int status = 126;
+
+	arm_abort();
+	clear_exec_state();
+	aborted = 0;
+	in_run = 1;
+	if (drv_run_fds(gen) == 0) {
+		if (flag == 'p') {
+			snprintf(name, sizeof(name), "r%s.pre", id);
+			apply_prelude(name);
+		}
+		snprintf(name, sizeof(name), "r%s.cmd", id);
+		status = run_text(name);
+	}
+	in_run = 0;
+	clear_exec_state();
+	/* noexec made what was left "succeed": the killed command's status */
+	if (aborted)
+		status = last_command_exit_value ? last_command_exit_value :
+						   128 + SIGTERM;
+	return status & 0xff;
+}
+
+/* ---- the builtin ---- */
+
+static int setup(const char *dir)
+{
+	if (strlen(dir) >= sizeof(drv.dir))
+		return -1;
+	strcpy(drv.dir, dir);
+	drv.pid = getpid();
+	/* The daemon starts bash with the abort signal ignored: bash then
+	 * marks it "ignored on entry" (no trap may change it), and the
+	 * handler here takes it over. */
+	get_original_signal(DRV_ABORT_SIG);
+	arm_abort();
+	remember_args(NULL, 1); /* $1 and $2 were the module and DIR */
+	shopt_setopt("expand_aliases", 1);
+	if (drv_fds_init() < 0)
+		return -1;
+	drv.running = true;
+	atexit(drv_save_state);
+	return 0;
+}
+
+static int sfs_driver_builtin(WORD_LIST *list)
+{
+	char line[256], id[32], gen[32], flag;
+	unsigned long long spin = 0;
+
+	if (drv.running || !list || list->next) {
+		builtin_error("only the session's driver may run this");
+		return EX_USAGE;
+	}
+	if (setup(list->word->word) < 0) {
+		builtin_error("cannot set up the driver: %s", strerror(errno));
+		return EXECUTION_FAILURE;
+	}
+	if (drv_idle_fds() < 0)
+		return EXECUTION_FAILURE;
+	while (next_line(line, sizeof(line), spin) == 0) {
+		int status;
+
+		if (sscanf(line, "%31s %31s %c %llu", id, gen, &flag, &spin) !=
+		    4)
+			break;
+		status = run_one(id, gen, flag);
+		/* no way to report: the shell's exit status says it */
+		if (drv_idle_fds() < 0 || drv_report(status) < 0)
+			return status;
+	}
+	return EXECUTION_SUCCESS;
+}
+
+static char *sfs_driver_doc[] = {
+	"The sessionfs session driver (see sessions/shell.h).",
+	NULL,
+};
+
+struct builtin sfs_driver_struct = {
+	"sfs_driver",	sfs_driver_builtin, BUILTIN_ENABLED,
+	sfs_driver_doc, "sfs_driver DIR",   0,
+};
