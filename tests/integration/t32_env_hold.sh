@@ -3,16 +3,46 @@
 # run and the shell's report of its variables are held until they are
 # known, then answered with them; a held lookup (cat env/X) and a held
 # read (of an env/X opened before) are interrupted at once by SIGINT.
-# The window is made long on purpose: the run sets a DEBUG trap that
-# sleeps before the shell's loop reports the variables (it is the user's
-# own shell, so it may).
+# The window is made long on purpose: the configured shell is a stand-in
+# that speaks the frame protocol (README "Architecture") and, after a
+# command holding the word HOLD, waits before it reports the variables.
+# The real shell's report cannot be delayed by a command any more.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-sfs_mount
+HOLD=4 # seconds the stand-in shell waits before it reports its variables
 
-HOLD=4 # seconds the shell waits before it reports its variables
+# the stand-in: started as SHELL --noprofile --norc -c BOOT bash DRIVER DIR;
+# reads "ID GEN FLAG SPIN" lines, applies the prelude, sources the
+# command into the run's fifos, then writes the R and E frames on 201
+FAKE=$SFS_TMP/fakesh
+cat >"$FAKE" <<'SH'
+#!/bin/bash
+dir=${!#}
+pre() {
+	local op n v
+	while IFS= read -r -d '' op; do
+		IFS= read -r -d '' n
+		case $op in
+		S) IFS= read -r -d '' v; export "$n=$v" ;;
+		U) unset -v "$n" ;;
+		C) cd -- "$n" ;;
+		esac
+	done <"$1"
+}
+while IFS=' ' read -r id gen flag spin; do
+	[[ $flag == p ]] && pre "$dir/r$id.pre"
+	. "$dir/r$id.cmd" </dev/null >"$dir/f$gen.o" 2>"$dir/f$gen.e"
+	printf 'R%s\0%s\0\0' $? "$PWD" >&201
+	grep -q HOLD "$dir/r$id.cmd" && sleep HOLD_S
+	{ printf 'E0\0%s\0' "$PWD"; export -p; printf '\0'; } >&201
+done
+SH
+sed -i "s/HOLD_S/$HOLD/" "$FAKE"
+chmod +x "$FAKE"
+printf 'shell = "%s";\n' "$FAKE" >"$SFS_TMP/fake.conf"
+sfs_start_mount "a stand-in shell" -c "$SFS_TMP/fake.conf" || exit 1
 
 # intread FILE: opens FILE, prints "open", waits for SIGUSR1, then reads
 # with a SIGINT handler (no SA_RESTART) and prints "eintr" or "read DATA"
@@ -84,7 +114,7 @@ fi
 # the run ends at once; its variables come HOLD seconds later
 t0=$(now_ms)
 assert_run_ok "a run that delays the report of its variables" "$S" \
-	"trap 'case \$BASH_COMMAND in *E0*) trap - DEBUG; sleep $HOLD ;; esac' DEBUG" 10
+	': HOLD' 10
 
 # a reader that waits: answered with the variables once they are known
 timeout -k 2 20 cat "$S/env/FOO" >"$SFS_TMP/waiter.out" 2>&1 &
