@@ -225,7 +225,7 @@ static fuse_ino_t find_child(const struct node *dir, const char *name,
 		return r ? tree_ino(r->id, FT_RUN) : 0;
 	case FT_PROCS:
 		*ttl = 0;
-		r = sess_proc_by_name(dir->s, name);
+		r = proc_by_name(dir->s, name);
 		return r ? tree_ino(r->id, FT_PROC) : 0;
 	default:
 		return 0;
@@ -906,8 +906,8 @@ static int proc_ctl_line(struct sess *s, struct run *p, const char *line,
 		return -EINVAL;
 	}
 	if (c.op == CTL_EOF)
-		sess_proc_eof(p);
-	else if (sess_signal_proc(p, c.sig) == 0)
+		proc_eof(p);
+	else if (proc_signal(p, c.sig) == 0)
 		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
 	return 0;
 }
@@ -1001,7 +1001,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		return;
 	}
 	if (fh->ft == FT_STDIN) {
-		rc = sess_proc_write(fh->r, buf, size);
+		rc = proc_write(fh->r, buf, size);
 		if (rc < 0)
 			fuse_reply_err(req, -rc);
 		else
@@ -1053,7 +1053,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (fh->r && fh->r->is_proc) {
 		/* procs/NAME/cmd: close returns once it has started */
-		rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
+		rc = proc_start(s, fh->r, fh->w.p, fh->w.len);
 		fh->w.len = 0;
 		fuse_reply_err(req, -rc);
 		return;
@@ -1092,7 +1092,7 @@ static void mkdir_run(fuse_req_t req, const struct node *dir, const char *name)
 {
 	bool proc = dir->ft == FT_PROCS;
 	struct run *r;
-	int rc = proc ? sess_new_proc(dir->s, name, &r) :
+	int rc = proc ? proc_new(dir->s, name, &r) :
 			sess_new_run(dir->s, name, &r);
 
 	if (rc < 0)
@@ -1156,9 +1156,9 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (dir.ft == FT_PROCS) {
-		struct run *p = sess_proc_by_name(dir.s, name);
+		struct run *p = proc_by_name(dir.s, name);
 
-		rc = p ? sess_remove_proc(dir.s, p, rmdir_done, req) : -ENOENT;
+		rc = p ? proc_remove(dir.s, p, rmdir_done, req) : -ENOENT;
 		if (rc < 0)
 			fuse_reply_err(req, -rc);
 		return;
