@@ -2,7 +2,9 @@
  * proc.c - background processes (procs/NAME): started apart from the
  * session's shell, in its cwd and exported variables as they are at
  * start, each in a cgroup of its own below the session's, with output
- * spooled like a run's and a stdin fed from the filesystem.
+ * spooled like a run's and a stdin fed from the filesystem. Each claims
+ * its own exit (reap.c) and arms its own timer (its kill's escalation,
+ * the wait of rmdir for its cgroup).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -30,7 +30,7 @@
  * from the sourced file, so the rest of the script does not run once its
  * foreground process is gone. A function only returns from itself; when
  * that leaves the shell busy with no process left, the daemon replaces
- * the shell (sess.c). The EXIT trap may run inside a command's
+ * the shell (kill.c). The EXIT trap may run inside a command's
  * redirections, so it writes to files. */
 static const char boot[] =
 	"__sfs_d=$1\n"

@@ -1,18 +1,19 @@
 /*
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
- * The shell reads "ID GEN FLAG\n" lines on its stdin (a pipe from the
- * daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre when
- * FLAG is 'p') with stdin from /dev/null and stdout/stderr into the fifos
- * f<GEN>.o and f<GEN>.e. Then it writes on fd 201 (the result pipe) a
- * frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
+ * The shell reads "ID GEN FLAG SPIN\n" lines on its stdin (a pipe from
+ * the daemon); for each it sources r<ID>.cmd (after applying r<ID>.pre
+ * when FLAG is 'p') with stdin from /dev/null and stdout/stderr into the
+ * fifos f<GEN>.o and f<GEN>.e. Then it writes on fd 201 (the result pipe)
+ * a frame "R<status>\0<PWD>\0\0", so the run ends at once, and a frame
  * "E0\0<PWD>\0<export -p>\0" with its exported variables: `export -p`
  * is the largest part of a run's cost in the shell, so the run does not
- * wait for it (only the next run and env/ requests do). The report never
- * passes through the command's output, so output cannot fake it. When
- * the shell exits, its EXIT trap leaves `export -p` in the file "env" and
- * the frame "X0\0<PWD>\0\0" in the file "state", so the next shell
- * starts where it left off.
+ * wait for it (only the next run and env/ requests do). Then it polls its
+ * stdin SPIN times (`read -t 0`) before it blocks for the next line. The
+ * report never passes through the command's output, so output cannot
+ * fake it. When the shell exits, its EXIT trap leaves `export -p` in the
+ * file "env" and the frame "X0\0<PWD>\0\0" in the file "state", so the
+ * next shell starts where it left off.
  */
 #ifndef SFS_SHELL_H
 #define SFS_SHELL_H
