@@ -196,6 +196,8 @@ int loop_run(void)
 		if (n > 0)
 			busy_until = loop_now_us() + LOOP_SPIN_US;
 	}
+	stopping = false; /* loop_stop ends this loop_run only (unit tests
+			   * run the loop again and again) */
 	return 0;
 }
 

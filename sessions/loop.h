@@ -38,7 +38,8 @@ void loop_timer_add(struct loop_timer *t, int64_t when_ms,
 		    void (*fn)(struct loop_timer *t), void *arg);
 /* Disarms t; nothing when it is not armed. */
 void loop_timer_del(struct loop_timer *t);
-/* Runs until loop_stop; returns 0 or a negative errno. */
+/* Runs until loop_stop (then it may be run again); returns 0 or a
+ * negative errno. */
 int loop_run(void);
 void loop_stop(void);
 /* A function called after each batch of events (deferred work). */
