@@ -16,6 +16,7 @@
 #include "list.h"
 #include "loop.h"
 #include "names.h"
+#include "proc.h"
 #include "reap.h"
 #include "run.h"
 #include "strbuf.h"
@@ -142,8 +143,5 @@ void sess_hurry_env(struct sess *s);
 
 /* Called when a session's variables are known again (set by fs/). */
 extern void (*sess_env_ready_hook)(struct sess *s);
-
-/* The processes of a session (procs/NAME). */
-#include "proc.h"
 
 #endif
