@@ -41,6 +41,23 @@ static void raise_nofile(void)
 	}
 }
 
+static void on_dying_timer(struct loop_timer *t);
+
+/* After a batch of child exits: the killall requests may be answered,
+ * and a dying session looks again only 10 ms after the last exit, as
+ * with the one timer of before, so that the clients whose requests the
+ * exits answered (the close of a cmd) have closed their files when the
+ * last session goes and the daemon may stop. */
+static void after_exits(void)
+{
+	int64_t at = loop_now_ms() + DYING_POLL_MS;
+
+	killall_check();
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		if (s->dying_timer.armed)
+			loop_timer_add(&s->dying_timer, at, on_dying_timer, s);
+}
+
 int sess_init(void)
 {
 	int rc = rtdir_init();
@@ -56,7 +73,7 @@ int sess_init(void)
 	raise_nofile();
 	loop_set_quiet(chores_quiet);
 	env_init();
-	reap_batch_hook = killall_check;
+	reap_batch_hook = after_exits;
 	return reap_init();
 }
 

@@ -131,9 +131,12 @@ static void setup(void)
 	close(dfd);
 	snprintf(fake, sizeof(fake), "%s/fake-shell", dir);
 	conf_defaults();
+	free(conf.shell);
+	free(conf.runtime_dir);
+	free(conf.workspace);
 	conf.shell = strdup(fake);
-	conf.runtime_dir = dir;
-	conf.workspace = dir;
+	conf.runtime_dir = strdup(dir);
+	conf.workspace = strdup(dir);
 	conf.kill_grace_ms = 300;
 	conf.shell_spin_us = 0;
 	ck_assert_int_eq(loop_init(), 0);
