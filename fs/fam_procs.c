@@ -55,7 +55,7 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	fh->dirty = false;
 	if (!s)
 		return -ENOENT;
-	rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
+	rc = proc_start(s, fh->r, fh->w.p, fh->w.len);
 	fh->w.len = 0;
 	return rc;
 }
@@ -93,7 +93,7 @@ static int stdin_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size)
 {
-	int rc = sess_proc_write(fh->r, buf, size);
+	int rc = proc_write(fh->r, buf, size);
 
 	(void)req;
 	(void)n;
@@ -118,8 +118,8 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
 		return -EINVAL;
 	}
 	if (c.op == CTL_EOF)
-		sess_proc_eof(p);
-	else if (sess_signal_proc(p, c.sig) == 0)
+		proc_eof(p);
+	else if (proc_signal(p, c.sig) == 0)
 		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
 	return 0;
 }
@@ -159,7 +159,7 @@ static const struct fops proc_ops = { .tab = proc_tab };
 static fuse_ino_t procs_lookup(const struct node *dir, const char *name,
 			       double *ttl)
 {
-	struct run *r = sess_proc_by_name(dir->s, name);
+	struct run *r = proc_by_name(dir->s, name);
 
 	*ttl = 0;
 	return r ? tree_ino(r->id, FT_PROC) : 0;
@@ -179,7 +179,7 @@ static int procs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
 		       fuse_ino_t *ino, double *ttl)
 {
 	struct run *r;
-	int rc = sess_new_proc(dir->s, name, &r);
+	int rc = proc_new(dir->s, name, &r);
 
 	(void)req;
 	*ttl = 0;
@@ -195,8 +195,8 @@ static void rmdir_done(void *arg)
 
 static int procs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
 {
-	struct run *p = sess_proc_by_name(dir->s, name);
-	int rc = p ? sess_remove_proc(dir->s, p, rmdir_done, req) : -ENOENT;
+	struct run *p = proc_by_name(dir->s, name);
+	int rc = p ? proc_remove(dir->s, p, rmdir_done, req) : -ENOENT;
 
 	return rc < 0 ? rc : FOPS_LATER;
 }

@@ -12,6 +12,7 @@
 #include <linux/close_range.h>
 #include <unistd.h>
 #include "contain.h"
+#include "dirtree.h"
 #include "log.h"
 
 static int base_fd = -1; /* this instance's parent cgroup */
@@ -70,54 +71,23 @@ static void write_file(int dfd, const char *name, const char *text)
 	}
 }
 
+/* Each cgroup of the tree is killed before its children go. */
+static void kill_cgroup(int dfd)
+{
+	write_file(dfd, "cgroup.kill", "1");
+}
+
 /* Kills and removes a leftover cgroup and its descendants (instance,
  * session and process levels). */
-static void remove_tree(int parent, const char *name, int depth)
-{
-	int dfd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
-
-	if (dfd < 0)
-		return;
-	write_file(dfd, "cgroup.kill", "1");
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	while (depth > 0 && (e = readdir(d)))
-		if (e->d_type == DT_DIR && e->d_name[0] != '.')
-			remove_tree(dirfd(d), e->d_name, depth - 1);
-	closedir(d);
-	for (int i = 0; i < 50; i++) {
-		if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno != EBUSY)
-			break;
-		usleep(10000); /* killed processes take a moment to go */
-	}
-}
-
 static void remove_stale(int parent, const char *name)
 {
-	remove_tree(parent, name, 3);
+	static const struct dirtree_how how = { .enter = kill_cgroup,
+						.depth = 3,
+						.busy_tries = 50 };
+
+	dirtree_remove(parent, name, &how);
 	if (faccessat(parent, name, F_OK, 0) < 0)
 		log_msg(LOG_NOTICE, "removed leftover cgroup %s", name);
-}
-
-static void clean_leftovers(int parent)
-{
-	int dfd = dup(parent);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *e;
-	long pid;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (sscanf(e->d_name, "sessionfs.%ld", &pid) == 1 &&
-		    (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
-			remove_stale(parent, e->d_name);
-	closedir(d);
 }
 
 bool contain_setup(void)
@@ -133,7 +103,7 @@ bool contain_setup(void)
 	parent = open(base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent < 0)
 		return false;
-	clean_leftovers(parent);
+	dirtree_sweep_stale(parent, "sessionfs.", remove_stale);
 	snprintf(name, sizeof(name), "sessionfs.%ld", (long)getpid());
 	if (mkdirat(parent, name, 0755) == 0 || errno == EEXIST)
 		base_fd = openat(parent, name,

@@ -1,12 +1,17 @@
 /*
- * loop.c - the epoll loop. One thread owns all state, so nothing locks.
+ * loop.c - the epoll loop and its timers. One thread owns all state, so
+ * nothing locks.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "log.h"
 #include "loop.h"
+
+#define LOOP_SPIN_US 1000
 
 static int64_t loop_now_us(void);
 static int epfd = -1;
@@ -15,15 +20,28 @@ static void (*idle_fn)(void);
 static bool (*quiet_fn)(void);
 /* The batch being dispatched, so that loop_del can drop pending events of
  * a watch that is going away (its memory may be freed right after). */
-#define LOOP_SPIN_US 1000
-
 static struct epoll_event batch[64];
 static int batch_pos, batch_len;
+
+/* Armed timers, soonest first, and the deadline the timerfd is set to
+ * (0: none): it is set again only when that moves, since a system call
+ * per event adds up. */
+static struct list timers = LIST_INIT(timers);
+static struct loop_watch timer_w = { .fd = -1 };
+static int64_t timer_armed;
+static bool in_timers; /* dispatching: set the timerfd once, after */
+
+static void on_timer(struct loop_watch *w, uint32_t events);
 
 int loop_init(void)
 {
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	return epfd < 0 ? -errno : 0;
+	if (epfd < 0)
+		return -errno;
+	timer_w.fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	timer_w.fn = on_timer;
+	return timer_w.fd < 0 ? -errno : loop_add(&timer_w, EPOLLIN);
 }
 
 static int ctl(int op, struct loop_watch *w, uint32_t events)
@@ -50,6 +68,86 @@ void loop_del(struct loop_watch *w)
 	for (int i = batch_pos + 1; i < batch_len; i++)
 		if (batch[i].data.ptr == w)
 			batch[i].data.ptr = NULL;
+}
+
+/* Sets the timerfd for the soonest timer. */
+static void timer_arm(void)
+{
+	struct itimerspec its = { 0 };
+	int64_t t =
+		list_empty(&timers) ?
+			0 :
+			list_entry(timers.next, struct loop_timer, link)->when;
+
+	if (in_timers || t == timer_armed || timer_w.fd < 0)
+		return;
+	if (t) {
+		its.it_value.tv_sec = t / 1000;
+		its.it_value.tv_nsec = (t % 1000) * 1000000 + 1;
+	}
+	if (timerfd_settime(timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		timer_armed = t;
+}
+
+void loop_timer_add(struct loop_timer *t, int64_t when_ms,
+		    void (*fn)(struct loop_timer *t), void *arg)
+{
+	struct list *l;
+
+	if (t->armed)
+		list_del(&t->link);
+	l = timers.next;
+	while (l != &timers &&
+	       list_entry(l, struct loop_timer, link)->when <= when_ms)
+		l = l->next;
+	t->armed = true;
+	t->when = when_ms;
+	t->fn = fn;
+	t->arg = arg;
+	list_add_tail(l, &t->link); /* before l */
+	timer_arm();
+}
+
+void loop_timer_del(struct loop_timer *t)
+{
+	if (!t->armed)
+		return;
+	t->armed = false;
+	list_del(&t->link);
+	timer_arm();
+}
+
+/* Calls every timer that is due. Those due are set apart first, so that
+ * one that arms itself again for a moment already past waits for the
+ * next round instead of spinning here. */
+static void on_timer(struct loop_watch *w, uint32_t events)
+{
+	struct list due = LIST_INIT(due);
+	int64_t now = loop_now_ms();
+	uint64_t ticks;
+
+	(void)events;
+	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		log_msg(LOG_DEBUG, "timerfd: %m");
+	timer_armed = 0; /* it fired, so it is disarmed */
+	while (!list_empty(&timers) &&
+	       list_entry(timers.next, struct loop_timer, link)->when <= now) {
+		struct list *l = timers.next;
+
+		list_del(l);
+		list_add_tail(&due, l);
+	}
+	in_timers = true;
+	while (!list_empty(&due)) {
+		struct loop_timer *t =
+			list_entry(due.next, struct loop_timer, link);
+
+		t->armed = false;
+		list_del(&t->link);
+		t->fn(t);
+	}
+	in_timers = false;
+	timer_arm();
 }
 
 void loop_set_idle(void (*fn)(void))
@@ -98,6 +196,8 @@ int loop_run(void)
 		if (n > 0)
 			busy_until = loop_now_us() + LOOP_SPIN_US;
 	}
+	stopping = false; /* loop_stop ends this loop_run only (unit tests
+			   * run the loop again and again) */
 	return 0;
 }
 

@@ -2,7 +2,9 @@
  * proc.c - background processes (procs/NAME): started apart from the
  * session's shell, in its cwd and exported variables as they are at
  * start, each in a cgroup of its own below the session's, with output
- * spooled like a run's and a stdin fed from the filesystem.
+ * spooled like a run's and a stdin fed from the filesystem. Each claims
+ * its own exit (reap.c) and arms its own timer (its kill's escalation,
+ * the wait of rmdir for its cgroup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,14 +20,15 @@
 #include "conf/conf.h"
 #include "log.h"
 #include "output.h"
+#include "proc.h"
 #include "sess.h"
 
-struct run *sess_proc_by_name(struct sess *s, const char *name)
+struct run *proc_by_name(struct sess *s, const char *name)
 {
 	return run_find(&s->procs, name);
 }
 
-int sess_new_proc(struct sess *s, const char *name, struct run **out)
+int proc_new(struct sess *s, const char *name, struct run **out)
 {
 	char tag[32];
 	struct run *p;
@@ -38,7 +41,7 @@ int sess_new_proc(struct sess *s, const char *name, struct run **out)
 			   name);
 		return -EINVAL;
 	}
-	if (sess_proc_by_name(s, name))
+	if (proc_by_name(s, name))
 		return -EEXIST;
 	if (s->dying)
 		return -ENOENT;
@@ -114,7 +117,7 @@ static void close_all(int *fds, int n)
 }
 
 static void on_stdin(struct loop_watch *w, uint32_t events);
-static bool finish_removal(struct sess *s, struct run *p);
+static void reaped(struct reap_watch *w, int wstatus);
 
 /* Starts the process; fds: out r/w, err r/w, stdin r/w. */
 static int spawn(struct sess *s, struct run *p, int fds[6])
@@ -137,11 +140,12 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 		return -errno;
 	contain_add(&p->cg, pid); /* before anyone can signal it */
 	p->pid = pid;
+	reap_add(&p->reap, pid, reaped, p);
 	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */
 	return 0;
 }
 
-int sess_start_proc(struct sess *s, struct run *p, const char *text, size_t len)
+int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
 	int fds[6], rc;
 
@@ -229,7 +233,7 @@ static void on_stdin(struct loop_watch *w, uint32_t events)
 
 #define STDIN_QUEUE_MAX (1 << 20)
 
-int sess_proc_write(struct run *p, const char *buf, size_t len)
+int proc_write(struct run *p, const char *buf, size_t len)
 {
 	if (p->stdin_eof || (p->state == RUN_DONE) ||
 	    (p->state == RUN_RUNNING && p->stdin_w.fd < 0))
@@ -244,14 +248,32 @@ int sess_proc_write(struct run *p, const char *buf, size_t len)
 	return 0;
 }
 
-void sess_proc_eof(struct run *p)
+void proc_eof(struct run *p)
 {
 	p->stdin_eof = true;
 	if (p->state == RUN_RUNNING)
 		flush_stdin(p);
 }
 
-int sess_signal_proc(struct run *p, int sig)
+static void on_timer(struct loop_timer *t);
+
+/* Sets p's timer: the escalation of its kill, or, while rmdir waits for
+ * what it left behind, a poll of its cgroup. */
+static void arm(struct run *p)
+{
+	int64_t t = 0;
+
+	if (p->state == RUN_RUNNING && p->kill_stage == 1)
+		t = p->kill_at;
+	if (p->gone_cb && p->state != RUN_RUNNING)
+		t = loop_now_ms() + 10;
+	if (t)
+		loop_timer_add(&p->timer, t, on_timer, p);
+	else
+		loop_timer_del(&p->timer);
+}
+
+int proc_signal(struct run *p, int sig)
 {
 	if (p->state != RUN_RUNNING)
 		return -ESRCH;
@@ -264,49 +286,16 @@ int sess_signal_proc(struct run *p, int sig)
 	if (sig == SIGTERM && p->kill_stage == 0) {
 		p->kill_stage = 1;
 		p->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+		arm(p);
 	}
-	sess_rearm_timer();
 	return 0;
-}
-
-void proc_timers(struct sess *s, int64_t now)
-{
-	struct list *l, *n;
-
-	list_for_each_safe (l, n, &s->procs) {
-		struct run *p = list_entry(l, struct run, link);
-
-		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
-		    now >= p->kill_at) {
-			sess_error(s, "procs/%s outlived SIGTERM: SIGKILL",
-				   p->name);
-			contain_kill(&p->cg);
-			p->kill_stage = 2;
-		}
-		finish_removal(s, p);
-	}
-}
-
-int64_t proc_next_deadline(const struct sess *s)
-{
-	struct list *l;
-	int64_t t = 0;
-
-	for (l = s->procs.next; l != &s->procs; l = l->next) {
-		struct run *p = list_entry(l, struct run, link);
-
-		if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
-		    (!t || p->kill_at < t))
-			t = p->kill_at;
-		if (p->gone_cb && p->state != RUN_RUNNING)
-			return loop_now_ms() + 10; /* waiting for its cgroup */
-	}
-	return t;
 }
 
 /* Unlinks p's files, frees its cgroup and drops it. */
 static void drop_proc(struct sess *s, struct run *p)
 {
+	loop_timer_del(&p->timer);
+	reap_del(&p->reap);
 	run_forget_files(p, ~0u, sess_trash, s);
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
@@ -333,50 +322,56 @@ static bool finish_removal(struct sess *s, struct run *p)
 	return true;
 }
 
-bool proc_reaped(struct sess *s, pid_t pid, int wstatus)
+static void on_timer(struct loop_timer *t)
 {
-	struct list *l, *n;
+	struct run *p = t->arg;
 
-	list_for_each_safe (l, n, &s->procs) {
-		struct run *p = list_entry(l, struct run, link);
-
-		if (p->pid != pid || p->state != RUN_RUNNING)
-			continue;
-		p->cg.leader = 0; /* reaped: its pid may be reused */
-		output_close(p, &p->pipe_o);
-		output_close(p, &p->pipe_e);
-		close_stdin(p);
-		if (WIFSIGNALED(wstatus))
-			run_finish(
-				p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus),
-				p->end == END_KILLED ? END_KILLED : END_EXITED);
-		else
-			run_finish(p, WEXITSTATUS(wstatus), 0,
-				   p->end == END_KILLED ? END_KILLED :
-							  END_EXITED);
-		log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)",
-			s->name, p->name, run_state_name(p), p->exit_code);
-		if (p->end == END_KILLED || p->gone_cb)
-			contain_kill(&p->cg); /* the rest of its tree */
-		finish_removal(s, p);
-		return true;
+	if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
+	    loop_now_ms() >= p->kill_at) {
+		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
+			   p->name);
+		contain_kill(&p->cg);
+		p->kill_stage = 2;
 	}
-	return false;
+	if (!finish_removal(p->sess, p))
+		arm(p);
 }
 
-int sess_remove_proc(struct sess *s, struct run *p, void (*cb)(void *),
-		     void *arg)
+/* The process p ended (wstatus from waitpid). */
+static void reaped(struct reap_watch *w, int wstatus)
+{
+	struct run *p = w->arg;
+	struct sess *s = p->sess;
+	enum run_end end = p->end == END_KILLED ? END_KILLED : END_EXITED;
+
+	p->cg.leader = 0; /* reaped: its pid may be reused */
+	output_close(p, &p->pipe_o);
+	output_close(p, &p->pipe_e);
+	close_stdin(p);
+	if (WIFSIGNALED(wstatus))
+		run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus), end);
+	else
+		run_finish(p, WEXITSTATUS(wstatus), 0, end);
+	log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)", s->name,
+		p->name, run_state_name(p), p->exit_code);
+	if (p->end == END_KILLED || p->gone_cb)
+		contain_kill(&p->cg); /* the rest of its tree */
+	if (!finish_removal(s, p))
+		arm(p);
+}
+
+int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg)
 {
 	if (p->gone_cb)
 		return -EBUSY;
 	p->gone_cb = cb;
 	p->gone_arg = arg;
 	if (p->state == RUN_RUNNING)
-		return sess_signal_proc(p, SIGTERM);
+		return proc_signal(p, SIGTERM);
 	/* its leader is gone; what it left behind goes too */
 	contain_kill(&p->cg);
 	if (!finish_removal(s, p))
-		sess_rearm_timer();
+		arm(p);
 	return 0;
 }
 

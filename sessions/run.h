@@ -10,6 +10,7 @@
 #include "list.h"
 #include "loop.h"
 #include "contain.h"
+#include "reap.h"
 #include "spool.h"
 #include "strbuf.h"
 
@@ -67,6 +68,8 @@ struct run {
 	bool stdin_eof;		   /* close stdin once the queue is written */
 	int kill_stage;		   /* 0, 1 (signalled), 2 (KILLed) */
 	int64_t kill_at;
+	struct loop_timer timer; /* kill_at, or polls its cgroup for rmdir */
+	struct reap_watch reap;	 /* its exit */
 	int64_t ended_wall;
 	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
 	void *gone_arg;

@@ -1,6 +1,8 @@
 /*
- * sess.h - the session table and the life of a session: its queue of
- * runs, its shell, its environment and cwd, its deletion.
+ * sess.h - a session and the API of the session layer: the table and
+ * life of sessions (sess.c, table.c), their queue of runs (runs.c), their
+ * shell (driver.c), environment and cwd (env.c), kills and timeouts
+ * (kill.c), background processes (proc.h) and refusals (errlog.h).
  */
 #ifndef SFS_SESS_H
 #define SFS_SESS_H
@@ -10,13 +12,14 @@
 #include <sys/types.h>
 #include "contain.h"
 #include "envmap.h"
+#include "errlog.h"
 #include "list.h"
 #include "loop.h"
 #include "names.h"
+#include "proc.h"
+#include "reap.h"
 #include "run.h"
 #include "strbuf.h"
-
-#define SESS_ERRORS_KEPT 50
 
 struct sess {
 	uint64_t id; /* object id */
@@ -34,7 +37,8 @@ struct sess {
 	gid_t gid;
 	int64_t created_wall;
 
-	pid_t pid;	 /* the shell, 0 when none */
+	pid_t pid; /* the shell, 0 when none */
+	struct reap_watch shell_reap;
 	bool shell_idle; /* it is SCHED_IDLE: it has no command to run */
 	int ctl_fd;
 	/* The read ends of the fifos f<gen>.o and f<gen>.e for the next run,
@@ -43,7 +47,7 @@ struct sess {
 		unsigned gen;
 		int o, e;
 	} fifo;
-	/* Chores left for a quiet moment (sess_quiet): names to unlink,
+	/* Chores left for a quiet moment (chores.c): names to unlink,
 	 * NUL-terminated one after another, and the next fifos. */
 	struct strbuf trash;
 	bool has_chores;
@@ -61,8 +65,7 @@ struct sess {
 	struct list procs; /* background processes (procs/NAME) */
 	unsigned nprocs;
 
-	char *errors[SESS_ERRORS_KEPT];
-	unsigned err_first, err_n;
+	struct errlog errs;
 
 	struct contain cg;
 	bool dying, hard_killed, is_default;
@@ -71,7 +74,9 @@ struct sess {
 				* 2 KILLed, waiting for the shell */
 	int64_t kill_at;       /* when the kill escalates */
 	int64_t kill_began;
-	bool reset; /* restart the shell once it is idle */
+	struct loop_timer run_timer;   /* the active run's timeout or kill */
+	struct loop_timer dying_timer; /* polls a dying session's end */
+	bool reset;		       /* restart the shell once it is idle */
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
 };
@@ -119,32 +124,8 @@ int sess_setenv(struct sess *s, const char *name, const char *val, size_t len);
 int sess_unsetenv(struct sess *s, const char *name);
 int sess_chdir(struct sess *s, const char *path);
 
-/* Background processes (proc.c). */
-int sess_new_proc(struct sess *s, const char *name, struct run **out);
-struct run *sess_proc_by_name(struct sess *s, const char *name);
-/* Starts p with its command; returns once it runs (0) or -errno. */
-int sess_start_proc(struct sess *s, struct run *p, const char *text,
-		    size_t len);
-/* Signals p's processes; TERM escalates to KILL after the grace. */
-int sess_signal_proc(struct run *p, int sig);
-/* Queues bytes for p's stdin. -EPIPE once stdin is closed. */
-int sess_proc_write(struct run *p, const char *buf, size_t len);
-/* Closes p's stdin once what is queued is written. */
-void sess_proc_eof(struct run *p);
-/* Ends p if it runs, then removes it and calls cb(arg). */
-int sess_remove_proc(struct sess *s, struct run *p, void (*cb)(void *),
-		     void *arg);
 /* Ends every run and process of every session, then calls cb(arg). */
 void sess_killall(void (*cb)(void *), void *arg);
-
-/* Internal to sessions/: a child process exited (proc.c) and the
- * deadlines of processes' kills (sess.c's timer). */
-bool proc_reaped(struct sess *s, pid_t pid, int wstatus);
-void proc_timers(struct sess *s, int64_t now);
-int64_t proc_next_deadline(const struct sess *s);
-void proc_free_all(struct sess *s);
-bool sess_anything_running(void);
-void sess_rearm_timer(void);
 
 /* The sandbox-wide variables (root env/): set or unset in every session,
  * present and future. */
@@ -162,12 +143,6 @@ void sess_hurry_env(struct sess *s);
 
 /* Called when a session's variables are known again (set by fs/). */
 extern void (*sess_env_ready_hook)(struct sess *s);
-
-/* Records one refusal: a line in the session's error file and the log. */
-void sess_error(struct sess *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* The error file's text (malloc'd). */
-char *sess_errors_text(struct sess *s, size_t *len);
 
 /* The session's timeout for runs that set none (fs/ timeout, ctl). */
 void sess_set_timeout(struct sess *s, uint64_t ms);

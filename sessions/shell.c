@@ -2,7 +2,7 @@
  * shell.c - spawning a session's bash and speaking its protocol.
  *
  * The protocol loop is not bash code: the shell loads the driver
- * sfsdrv.so (sessions/driver/sfsdrv.c) and the loop runs in C, where the
+ * sfsdrv.so (sessions/sfsdrv/sfsdrv.c) and the loop runs in C, where the
  * user's functions, aliases, variables, options and traps cannot reach
  * it. The module is found next to the daemon's executable (a build tree),
  * else in SFS_DRIVER_DIR (meson install); without it no shell starts.
@@ -37,7 +37,7 @@
 #include "shell.h"
 #include "strbuf.h"
 
-/* The shell only loads the driver (sessions/driver/sfsdrv.c, a bash
+/* The shell only loads the driver (sessions/sfsdrv/sfsdrv.c, a bash
  * loadable builtin) and hands it the session's directory: the protocol
  * loop runs in C, where no function, alias, variable, option or trap of
  * the user's reaches it. $1 and $2 are cleared by the driver. A shell that

@@ -1,7 +1,7 @@
 /*
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
- * The shell loads the driver SHELL_DRIVER (sessions/driver/sfsdrv.c, a
+ * The shell loads the driver SHELL_DRIVER (sessions/sfsdrv/sfsdrv.c, a
  * bash loadable builtin), which reads "ID GEN FLAG SPIN\n" lines on its
  * stdin (a pipe from the daemon); for each it runs the text of r<ID>.cmd
  * as a sourced file (after applying r<ID>.pre when FLAG is 'p') with

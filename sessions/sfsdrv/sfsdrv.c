@@ -41,7 +41,7 @@ extern int read_but_dont_execute; /* set -n */
 extern int trapped_signal_received;
 extern void get_original_signal(int);
 
-/* one SPIN round of the control line: sess.c's SPIN_POLL_US */
+/* one SPIN round of the control line: driver.c's SPIN_POLL_US */
 #define ROUND_NS 4000
 
 struct drv drv;

@@ -1,0 +1,76 @@
+/*
+ * dirtree.c - the one walk that removes spool directories (files, any
+ * depth) and cgroups (subdirectories only, killed first), and the one
+ * sweep for what dead instances left.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "dirtree.h"
+
+/* Whether the walk descends into entry e. */
+static bool wanted(const struct dirent *e, const struct dirtree_how *how)
+{
+	if (how->files)
+		return strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	return e->d_type == DT_DIR && e->d_name[0] != '.';
+}
+
+static void remove_at(int parent, const char *name,
+		      const struct dirtree_how *how, unsigned depth)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+
+	if (fd >= 0 && how->enter)
+		how->enter(fd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		if (how->files)
+			unlinkat(parent, name, 0); /* not a directory */
+		return;
+	}
+	while (depth > 0 && (e = readdir(d)))
+		if (wanted(e, how) &&
+		    (!how->files || unlinkat(dirfd(d), e->d_name, 0) < 0))
+			remove_at(dirfd(d), e->d_name, how, depth - 1);
+	closedir(d);
+	for (unsigned i = 1; unlinkat(parent, name, AT_REMOVEDIR) < 0 &&
+			     errno == EBUSY && i < how->busy_tries;
+	     i++)
+		usleep(10000); /* killed processes take a moment to go */
+}
+
+void dirtree_remove(int parent, const char *name, const struct dirtree_how *how)
+{
+	remove_at(parent, name, how, how->depth);
+}
+
+void dirtree_sweep_stale(int parent, const char *prefix,
+			 void (*fn)(int parent, const char *name))
+{
+	int fd = dup(parent);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = strlen(prefix);
+	struct dirent *e;
+	long pid;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, prefix, n) == 0 &&
+		    sscanf(e->d_name + n, "%ld", &pid) == 1 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			fn(dirfd(d), e->d_name);
+	closedir(d);
+}

@@ -1,0 +1,29 @@
+/*
+ * dirtree.h - removing directory trees, and the leftovers of instances
+ * of the daemon that died without cleaning up.
+ */
+#ifndef SFS_DIRTREE_H
+#define SFS_DIRTREE_H
+
+#include <stdbool.h>
+
+/* How a tree is removed. */
+struct dirtree_how {
+	/* Called with each directory before what is in it (or NULL). */
+	void (*enter)(int dfd);
+	/* Whether files are unlinked too; cgroupfs files go with their
+	 * directory, and only its subdirectories are removed. */
+	bool files;
+	unsigned depth;	     /* levels below the top that are descended */
+	unsigned busy_tries; /* rmdir tries, 10 ms apart, while EBUSY */
+};
+
+/* Removes parent/name and what is in it. */
+void dirtree_remove(int parent, const char *name,
+		    const struct dirtree_how *how);
+/* Calls fn(parent, entry) for each entry of parent named prefix<PID>
+ * whose process PID is gone. */
+void dirtree_sweep_stale(int parent, const char *prefix,
+			 void (*fn)(int parent, const char *name));
+
+#endif

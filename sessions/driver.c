@@ -1,0 +1,326 @@
+/*
+ * driver.c - the life of a session's shell: its start, the control line
+ * of each run, its scheduling class between runs, its reports (frames on
+ * the result pipe) and its death.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "chores.h"
+#include "driver.h"
+#include "env.h"
+#include "log.h"
+#include "output.h"
+#include "sess.h"
+#include "shell.h"
+
+#define SPIN_POLL_US 4 /* about one `read -t 0` of bash */
+
+/* Shells may be lowered to SCHED_IDLE between runs (raising them back
+ * needs CAP_SYS_NICE), and then poll for the next command. */
+static bool can_idle;
+static void (*ended_fn)(struct sess *s, int code, int sig);
+static void (*ready_fn)(struct sess *s);
+
+/* Whether this process has CAP_SYS_NICE, which raising a shell back
+ * from SCHED_IDLE needs (lowering it does not). */
+static bool may_raise(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
+}
+
+void driver_init(void (*ended)(struct sess *s, int code, int sig),
+		 void (*ready)(struct sess *s))
+{
+	can_idle = conf.shell_spin_us && may_raise();
+	ended_fn = ended;
+	ready_fn = ready;
+}
+
+/* A shell that has reported its run only reports its variables, then
+ * polls for the next command: as SCHED_IDLE it gives its CPU up at once
+ * to a task woken there (the client of the run, say), and takes only
+ * idle time. It is raised before anything waits for it. */
+void driver_sched(struct sess *s, bool idle)
+{
+	struct sched_param sp = { 0 };
+
+	if (!s->pid || s->shell_idle == idle || (idle && !can_idle))
+		return;
+	if (sched_setscheduler(s->pid, idle ? SCHED_IDLE : SCHED_OTHER, &sp) ==
+		    0 ||
+	    errno == ESRCH) {
+		s->shell_idle = idle;
+		return;
+	}
+	/* Not allowed here (no CAP_SYS_NICE): shells stop polling. */
+	log_msg(idle ? LOG_NOTICE : LOG_ERR,
+		"session %s: cannot make the shell %s: %m; shells will "
+		"sleep between runs",
+		s->name, idle ? "SCHED_IDLE" : "SCHED_OTHER again");
+	can_idle = false;
+}
+
+void sess_hurry_env(struct sess *s)
+{
+	if (s->env_pending)
+		driver_sched(s, false);
+}
+
+/* Forgets the shell's pipes (it is gone or going). */
+static void drop_pipes(struct sess *s)
+{
+	if (s->ctl_fd >= 0)
+		close(s->ctl_fd);
+	s->ctl_fd = -1;
+	if (s->res.fd >= 0) {
+		loop_del(&s->res);
+		close(s->res.fd);
+	}
+	s->res.fd = -1;
+	s->rbuf.len = 0;
+	s->pid = 0;
+}
+
+void driver_retire(struct sess *s)
+{
+	if (!s->pid)
+		return;
+	driver_sched(s, false); /* an idle-class shell may wait long to die */
+	kill(s->pid, SIGKILL);
+	reap_del(&s->shell_reap); /* its exit is nobody's business now */
+	drop_pipes(s);
+	s->cg.leader = 0;
+	env_settled(s);
+}
+
+static void handle_frames(struct sess *s)
+{
+	struct shell_frame f;
+	ssize_t n;
+
+	while ((n = shell_parse_frame(s->rbuf.p, s->rbuf.len, &f)) > 0) {
+		char kind = f.kind;
+		int status = f.status;
+
+		/* f points into rbuf: use it, then drop the frame, then act
+		 * (finishing a run may retire the shell and empty rbuf). */
+		if (kind == 'R' && s->active)
+			env_apply_pwd(s, &f);
+		else if (kind == 'E')
+			env_apply(s, &f);
+		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
+		s->rbuf.len -= (size_t)n;
+		if (kind == 'R' && s->active) {
+			if (!s->dying)
+				driver_sched(
+					s, true); /* before its client wakes */
+			s->env_pending = true;
+			ended_fn(s, status, 0);
+		}
+	}
+	if (n < 0) {
+		sess_error(s, "garbled report from the shell; restarting it");
+		s->rbuf.len = 0;
+		if (s->pid)
+			kill(s->pid, SIGKILL);
+	}
+}
+
+static void read_results(struct sess *s)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while (s->res.fd >= 0 && (n = read(s->res.fd, buf, sizeof(buf))) > 0)
+		sb_add(&s->rbuf, buf, (size_t)n);
+	handle_frames(s);
+}
+
+static void on_results(struct loop_watch *w, uint32_t events)
+{
+	struct sess *s = w->arg;
+
+	read_results(s);
+	if ((events & EPOLLHUP) && s->res.fd >= 0) {
+		/* The shell is gone; its exit is handled on SIGCHLD. */
+		loop_del(&s->res);
+		close(s->res.fd);
+		s->res.fd = -1;
+	}
+	ready_fn(s);
+}
+
+/* Takes the cwd and variables the EXIT trap of a dead shell left. */
+static void read_state(struct sess *s)
+{
+	char buf[1 << 16];
+	struct shell_frame f;
+	ssize_t n;
+	int fd;
+
+	fd = openat(s->dirfd, "state", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(s->dirfd, "state", 0);
+	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0) {
+		env_apply_pwd(s, &f);
+		env_apply(s, &f);
+	} else {
+		env_settled(s);
+	}
+}
+
+/* The shell of s ended (wstatus from waitpid). */
+static void shell_gone(struct reap_watch *w, int wstatus)
+{
+	struct sess *s = w->arg;
+	int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
+					128 + WTERMSIG(wstatus);
+	int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+
+	s->pid = 0; /* reaped: nothing may signal that pid any more */
+	s->cg.leader = 0;
+	read_results(s);
+	drop_pipes(s);
+	read_state(s);
+	if (s->kill_stage)
+		contain_signal(&s->cg, SIGKILL, 0); /* forked during the kill */
+	if (s->active) {
+		if (!s->dying)
+			log_msg(LOG_NOTICE,
+				"session %s: the shell ended (status %d) "
+				"during run %s; the next run gets a new one",
+				s->name, code, s->active->name);
+		ended_fn(s, code, sig);
+	}
+	ready_fn(s);
+}
+
+static int start_shell(struct sess *s)
+{
+	char **envp = envmap_envp(&s->env);
+	pid_t pid;
+
+	if (!envp)
+		return -ENOMEM;
+	pid = shell_spawn(conf.shell, s->dir, s->cwd, envp, &s->cg, &s->ctl_fd,
+			  &s->res.fd);
+	for (char **e = envp; *e; e++)
+		free(*e);
+	free(envp);
+	if (pid < 0)
+		return (int)pid;
+	s->pid = pid;
+	reap_add(&s->shell_reap, pid, shell_gone, s);
+	s->shell_idle = false;
+	s->cg.leader = s->cg.sid = pid; /* the shell calls setsid() */
+	s->res.fn = on_results;
+	s->res.arg = s;
+	env_sent(s);
+	log_msg(LOG_DEBUG, "session %s: shell %ld started", s->name, (long)pid);
+	return loop_add(&s->res, EPOLLIN);
+}
+
+/* Gives r the fifos made for the next run. */
+static int take_fifos(struct sess *s, struct run *r)
+{
+	int rc = chores_make_fifos(s);
+
+	if (rc < 0)
+		return rc;
+	r->fifo_gen = s->fifo.gen;
+	rc = output_watch(r, &r->pipe_o, s->fifo.o);
+	if (rc == 0)
+		rc = output_watch(r, &r->pipe_e, s->fifo.e);
+	else
+		close(s->fifo.e);
+	s->fifo.o = s->fifo.e = -1;
+	return rc;
+}
+
+/* r is running from now on, with the timeout in force now. */
+static void mark_running(struct sess *s, struct run *r)
+{
+	s->active = r;
+	r->pid = s->pid;
+	r->state = RUN_RUNNING;
+	r->started_wall = loop_wall_ms();
+	r->started_mono = loop_now_ms();
+	r->eff_timeout_ms = r->has_timeout ? r->timeout_ms :
+			    s->timeout_ms  ? s->timeout_ms :
+					     conf.default_timeout_ms;
+	r->deadline = r->eff_timeout_ms ?
+			      r->started_mono + (int64_t)r->eff_timeout_ms :
+			      0;
+}
+
+/* The control line "ID GEN FLAG SPIN" that starts r in the shell. */
+static int send_line(struct sess *s, struct run *r, bool pre)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "%llu %u %c %llu\n",
+		 (unsigned long long)r->id, r->fifo_gen, pre ? 'p' : '-',
+		 can_idle ?
+			 (unsigned long long)conf.shell_spin_us / SPIN_POLL_US :
+			 0ULL);
+	return write(s->ctl_fd, line, strlen(line)) < 0 ? -errno : 0;
+}
+
+/* Spools, fifos, prelude, then the line. */
+int driver_start(struct sess *s, struct run *r)
+{
+	char name[64];
+	bool pre = s->pend_set.n || s->pend_unset.n || s->pend_cwd;
+	int rc = 0;
+
+	driver_sched(s, false);
+	if (s->shell_idle)
+		driver_retire(s); /* it cannot be raised: never run in it */
+	if (!s->pid)
+		rc = start_shell(s);
+	if (rc == 0)
+		rc = take_fifos(s, r);
+	run_file(r, "pre", name, sizeof(name));
+	if (rc == 0 && pre) {
+		r->files |= RUN_F_PRE;
+		rc = shell_write_prelude(s->dirfd, name, &s->pend_set,
+					 &s->pend_unset,
+					 s->pend_cwd ? s->cwd : NULL);
+	}
+	mark_running(s, r);
+	if (rc == 0)
+		rc = send_line(s, r, pre);
+	if (rc == 0 && pre)
+		env_sent(s);
+	if (run_changed_hook)
+		run_changed_hook(r);
+	return rc;
+}
+
+void sess_reset(struct sess *s)
+{
+	if (s->active && s->active->state == RUN_RUNNING) {
+		s->reset = true;
+		sess_kill_run(s, SIGTERM, END_KILLED);
+		return;
+	}
+	driver_retire(s);
+}

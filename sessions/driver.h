@@ -1,0 +1,29 @@
+/*
+ * driver.h - a session's shell as the session layer drives it: started
+ * when a run needs it, handed runs one at a time, lowered to SCHED_IDLE
+ * between them, its reports read, its death noticed (reset and the
+ * variables' hurry are in sess.h).
+ */
+#ifndef SFS_DRIVER_H
+#define SFS_DRIVER_H
+
+#include <stdbool.h>
+
+struct sess;
+struct run;
+
+/* ended(s, code, sig): the active run of s ended, reported by its shell
+ * with status code, or with the shell's death (sig, or 0). ready(s): the
+ * shell may take the next run. Both are the run queue's (runs.c). */
+void driver_init(void (*ended)(struct sess *s, int code, int sig),
+		 void (*ready)(struct sess *s));
+/* Hands r to s's shell (started first when there is none) and makes it
+ * the active run. Returns 0 or -errno; r is active either way. */
+int driver_start(struct sess *s, struct run *r);
+/* Lowers s's shell to SCHED_IDLE (idle) or raises it back. */
+void driver_sched(struct sess *s, bool idle);
+/* Lets go of the idle shell: the next run starts a new one from the
+ * cwd and variables of the last report. */
+void driver_retire(struct sess *s);
+
+#endif

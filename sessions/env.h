@@ -1,0 +1,28 @@
+/*
+ * env.h - a session's exported variables and cwd as the session layer
+ * keeps them (the API is in sess.h): what a new session starts with,
+ * what its shell reports, what is still to be sent to it.
+ */
+#ifndef SFS_ENV_H
+#define SFS_ENV_H
+
+struct sess;
+struct shell_frame;
+
+/* What every new session starts with: the daemon's environment, conf.env
+ * and the root env/. */
+void env_init(void);
+/* Gives a new session its variables. Returns 0 or -ENOMEM. */
+int env_new(struct sess *s);
+void env_free(struct sess *s);
+/* Takes the cwd from a shell's report. */
+void env_apply_pwd(struct sess *s, const struct shell_frame *f);
+/* Takes the variables from a report ('E', or 'X' with the file "env"),
+ * and lets the requests that waited for them go. */
+void env_apply(struct sess *s, const struct shell_frame *f);
+/* The variables of the last run will not come: the known ones stand. */
+void env_settled(struct sess *s);
+/* The shell has been given the pending changes. */
+void env_sent(struct sess *s);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * errlog.h - a session's recent refusals (its error file), each also
+ * written to the log.
+ */
+#ifndef SFS_ERRLOG_H
+#define SFS_ERRLOG_H
+
+#include <stddef.h>
+
+#define SESS_ERRORS_KEPT 50
+
+struct sess;
+
+/* The last SESS_ERRORS_KEPT lines, oldest at first. */
+struct errlog {
+	char *lines[SESS_ERRORS_KEPT];
+	unsigned first, n;
+};
+
+/* Records one refusal: a line in the session's error file and the log. */
+void sess_error(struct sess *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The error file's text (malloc'd). */
+char *sess_errors_text(struct sess *s, size_t *len);
+void errlog_free(struct errlog *e);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * kill.c - ending a session's active run (kill, timeout): the abort
+ * signal to the shell, the signal to the session's other processes, KILL
+ * after the grace, a stuck shell replaced; and killall over every
+ * session.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include "conf/conf.h"
+#include "kill.h"
+#include "sess.h"
+#include "shell.h"
+
+/* How long a killed run may stay in the shell once its processes are
+ * gone before the shell is deemed stuck in builtins and replaced. */
+#define SHELL_STUCK_MS 250
+/* How often a kill looks whether only the shell is left. */
+#define KILL_POLL_MS 50
+
+/* Writers of `killall` to the root ctl, answered when nothing runs. */
+struct killall_wait {
+	void (*cb)(void *);
+	void *arg;
+	struct killall_wait *next;
+};
+static struct killall_wait *killall_waits;
+
+int sess_kill_run(struct sess *s, int sig, enum run_end end)
+{
+	struct run *r = s->active;
+
+	if (!r || r->state != RUN_RUNNING)
+		return -ESRCH;
+	if (r->end == END_NONE) {
+		r->end = end;
+		r->sig = sig;
+	}
+	if (s->pid)
+		kill(s->pid, SHELL_ABORT_SIG);
+	contain_signal(&s->cg, sig, s->pid);
+	if (s->kill_stage == 0)
+		s->kill_began = loop_now_ms();
+	if (s->kill_stage == 0 || sig == SIGKILL) {
+		s->kill_stage = sig == SIGKILL ? 2 : 1;
+		s->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+	}
+	kill_arm(s);
+	return 0;
+}
+
+/* Timeouts and the escalation of kills of the active run. */
+static void run_timers(struct sess *s, int64_t now)
+{
+	struct run *r = s->active;
+
+	if (!r || r->state != RUN_RUNNING)
+		return;
+	if (r->deadline && now >= r->deadline && s->kill_stage == 0) {
+		sess_error(s, "run %s timed out after %llu ms", r->name,
+			   (unsigned long long)r->eff_timeout_ms);
+		sess_kill_run(s, SIGTERM, END_TIMEDOUT);
+	} else if (s->kill_stage == 1 && now >= s->kill_at) {
+		sess_error(s, "run %s outlived SIGTERM by %llu ms: SIGKILL",
+			   r->name, (unsigned long long)conf.kill_grace_ms);
+		sess_kill_run(s, SIGKILL, r->end);
+	} else if ((s->kill_stage == 1 || s->kill_stage == 2) && s->pid &&
+		   (now >= s->kill_at ||
+		    (now - s->kill_began >= SHELL_STUCK_MS &&
+		     contain_signal(&s->cg, 0, s->pid) == 0))) {
+		/* Only the shell is left and it is still in the command:
+		 * a loop of builtins inside a function does not notice
+		 * the abort trap. */
+		sess_error(s,
+			   "run %s: the shell does not let go; restarting "
+			   "it",
+			   r->name);
+		kill(s->pid, SIGKILL);
+		s->kill_stage = 3;
+	}
+}
+
+static void on_run_timer(struct loop_timer *t)
+{
+	struct sess *s = t->arg;
+
+	run_timers(s, loop_now_ms());
+	kill_arm(s);
+}
+
+void kill_arm(struct sess *s)
+{
+	int64_t t = 0, poll = loop_now_ms() + KILL_POLL_MS;
+
+	if (s->kill_stage == 1 || s->kill_stage == 2)
+		t = s->kill_at < poll ? s->kill_at : poll;
+	else if (s->active && s->active->state == RUN_RUNNING)
+		t = s->active->deadline;
+	if (!t)
+		loop_timer_del(&s->run_timer);
+	else if (!s->run_timer.armed || s->run_timer.when != t)
+		loop_timer_add(&s->run_timer, t, on_run_timer, s);
+}
+
+static bool anything_running(void)
+{
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		if (s->active && s->active->state == RUN_RUNNING)
+			return true;
+		for (struct list *l = s->procs.next; l != &s->procs;
+		     l = l->next)
+			if (list_entry(l, struct run, link)->state ==
+			    RUN_RUNNING)
+				return true;
+	}
+	return false;
+}
+
+void killall_check(void)
+{
+	struct killall_wait *k;
+
+	while (killall_waits && !anything_running()) {
+		k = killall_waits;
+		killall_waits = k->next;
+		k->cb(k->arg);
+		free(k);
+	}
+}
+
+void sess_killall(void (*cb)(void *), void *arg)
+{
+	struct killall_wait *k = malloc(sizeof(*k));
+
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		sess_kill_run(s, SIGTERM, END_KILLED);
+		for (struct list *l = s->procs.next; l != &s->procs;
+		     l = l->next)
+			proc_signal(list_entry(l, struct run, link), SIGTERM);
+	}
+	if (!k) {
+		cb(arg);
+		return;
+	}
+	*k = (struct killall_wait){ cb, arg, killall_waits };
+	killall_waits = k;
+	killall_check();
+}

@@ -1,0 +1,81 @@
+/*
+ * rtdir.c - the runtime directory: made at start, swept of dead
+ * instances' directories, removed at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "dirtree.h"
+#include "rtdir.h"
+
+static int rt_fd = -1;
+static char rt_path[4096];
+
+/* Spool directories hold files (and, the instance's, directories). */
+static const struct dirtree_how spool_how = { .files = true,
+					      .depth = UINT_MAX,
+					      .busy_tries = 1 };
+
+static void remove_spool(int parent, const char *name)
+{
+	dirtree_remove(parent, name, &spool_how);
+}
+
+int rtdir_init(void)
+{
+	char top[4096];
+	int top_fd;
+
+	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
+	if (mkdir(top, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (top_fd < 0)
+		return -errno;
+	dirtree_sweep_stale(top_fd, "", remove_spool);
+	snprintf(rt_path, sizeof(rt_path), "%s/%ld", top, (long)getpid());
+	if (mkdir(rt_path, 0700) < 0 && errno != EEXIST) {
+		close(top_fd);
+		return -errno;
+	}
+	close(top_fd);
+	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return rt_fd < 0 ? -errno : 0;
+}
+
+void rtdir_fini(void)
+{
+	char *slash = strrchr(rt_path, '/');
+
+	if (rt_fd < 0 || !slash)
+		return;
+	close(rt_fd);
+	*slash = '\0';
+	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rt_fd >= 0) {
+		remove_spool(rt_fd, slash + 1);
+		close(rt_fd);
+	}
+	rt_fd = -1;
+}
+
+int rtdir_make(const char *name, char *path, size_t len)
+{
+	int fd;
+
+	snprintf(path, len, "%s/%s", rt_path, name);
+	if (mkdirat(rt_fd, name, 0700) < 0)
+		return -errno;
+	fd = openat(rt_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void rtdir_remove(const char *name)
+{
+	remove_spool(rt_fd, name);
+}

@@ -1,0 +1,17 @@
+/*
+ * runs.h - the runs of a session as its queue and history (the API is
+ * in sess.h).
+ */
+#ifndef SFS_RUNS_H
+#define SFS_RUNS_H
+
+struct sess;
+
+/* Makes the queue the shell driver's listener. */
+void runs_init(void);
+/* Cancels the runs that wait (s is being deleted). */
+void runs_cancel_queued(struct sess *s);
+/* Drops every run of s (s is being freed). */
+void runs_free_all(struct sess *s);
+
+#endif
