@@ -121,7 +121,6 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	list_init(&s->queue);
 	list_init(&s->runs);
 	list_init(&s->procs);
-	list_init(&s->env_waiters);
 	rc = sess_setup(s);
 	if (rc < 0) {
 		log_msg(LOG_ERR, "session %s: cannot create: %s", name,
@@ -147,7 +146,7 @@ static void finalize(struct sess *s)
 
 	runs_free_all(s);
 	s->env_pending = false;
-	if (!list_empty(&s->env_waiters) && sess_env_ready_hook)
+	if (sess_env_ready_hook) /* no variables will come: answer what waits */
 		sess_env_ready_hook(s);
 	proc_free_all(s);
 	chores_forget(s);

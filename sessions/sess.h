@@ -56,7 +56,6 @@ struct sess {
 	struct strbuf rbuf;
 
 	bool env_pending;	 /* a run ended; its variables are coming */
-	struct list env_waiters; /* requests for env/ held until then (fs/) */
 
 	struct run *active;
 	struct list queue; /* runs waiting, in arrival order */

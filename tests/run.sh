@@ -21,6 +21,8 @@ build() {
 }
 
 bash tests/install-deps.sh
+echo "== code limits (file and function sizes, the family tables)"
+bash tests/limits.sh
 [ -e /dev/fuse ] || modprobe fuse 2>/dev/null || true
 
 echo "== build (gcc debugoptimized, for the tests)"
