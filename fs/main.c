@@ -219,7 +219,7 @@ static int make_default_session(void)
 		return 0;
 	rc = sess_create("default", getuid(), getgid(), &s);
 	if (rc == 0)
-		s->is_default = true;
+		sess_set_default(s);
 	return rc;
 }
 

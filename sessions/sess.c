@@ -257,3 +257,8 @@ void sess_set_timeout(struct sess *s, uint64_t ms)
 {
 	s->timeout_ms = ms;
 }
+
+void sess_set_default(struct sess *s)
+{
+	s->is_default = true;
+}

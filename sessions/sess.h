@@ -145,5 +145,7 @@ extern void (*sess_env_ready_hook)(struct sess *s);
 
 /* The session's timeout for runs that set none (fs/ timeout, ctl). */
 void sess_set_timeout(struct sess *s, uint64_t ms);
+/* Makes s the default session: rmdir refuses it (EBUSY). */
+void sess_set_default(struct sess *s);
 
 #endif
