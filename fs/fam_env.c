@@ -42,18 +42,23 @@ static int var_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 }
 
 static int var_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	int rc = fam_gather(fh, n->s, buf, size);
 
+	(void)off;
 	(void)req;
 	if (rc < 0)
 		return rc;
 	return done(sess_setenv(n->s, fh->var, fh->w.p, fam_value_len(&fh->w)));
 }
 
-static int var_truncate(const struct node *n)
+/* Only a truncation to 0 changes a value. */
+static int var_truncate(const struct node *n, struct fh *fh, off_t size)
 {
+	(void)fh;
+	if (size != 0)
+		return 0;
 	return done(sess_setenv(n->s, n->var->name, "", 0));
 }
 
@@ -121,18 +126,22 @@ static int rootvar_open(struct fh *fh, struct node *n,
 }
 
 static int rootvar_write(fuse_req_t req, struct fh *fh, struct node *n,
-			 const char *buf, size_t size)
+			 const char *buf, size_t size, off_t off)
 {
 	int rc = fam_gather(fh, n->s, buf, size);
 
 	(void)req;
+	(void)off;
 	if (rc < 0)
 		return rc;
 	return done(sess_root_setenv(fh->var, fh->w.p, fam_value_len(&fh->w)));
 }
 
-static int rootvar_truncate(const struct node *n)
+static int rootvar_truncate(const struct node *n, struct fh *fh, off_t size)
 {
+	(void)fh;
+	if (size != 0)
+		return 0;
 	return done(sess_root_setenv(n->var->name, "", 0));
 }
 

@@ -45,15 +45,32 @@ static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
 }
 
+/* Bytes through a description whose command has started are refused:
+ * they would belong to no run. */
 static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
+	int rc;
 
 	(void)req;
+	if (fh->started) {
+		sess_error(n->s, "cmd: written after its opener's close "
+				 "started the run");
+		return -EBUSY;
+	}
+	rc = fam_write_at(fh, n->s, buf, size, off);
 	if (rc == 0)
 		fh->dirty = true;
 	return rc;
+}
+
+/* ftruncate of the open file: the command keeps size bytes. */
+static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	if (!fh || fh->started)
+		return 0;
+	fh->dirty = true;
+	return fam_resize(fh, n->s, size);
 }
 
 static bool try_flush(struct park *p)
@@ -66,16 +83,15 @@ static bool try_flush(struct park *p)
 	return true;
 }
 
-/* The close of cmd queues the run, and returns once it has ended. */
-static int cmd_flush(fuse_req_t req, struct fh *fh)
+/* Queues what was written as a run; returns 0 or -errno. */
+static int cmd_start(struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
 	struct run *r;
 	int rc;
 
-	if (!fh->dirty || fh->werr)
-		return -fh->werr;
 	fh->dirty = false;
+	fh->started = fh->opener != 0;
 	if (!s)
 		return -ENOENT;
 	if (fh->r) {
@@ -92,8 +108,32 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	}
 	if (fh->r != r)
 		fh_set_run(fh, r);
+	return 0;
+}
+
+/* The command is every byte written through the open file, also by
+ * processes that inherited it: only its opener's close queues the run,
+ * and returns once it has ended. A close before anything was written
+ * (bash's dup2 of a redirection) does nothing. */
+static int cmd_flush(fuse_req_t req, struct fh *fh)
+{
+	int rc;
+
+	if (!fh->dirty || fh->werr || !fam_by_opener(req, fh))
+		return -fh->werr;
+	rc = cmd_start(fh);
+	if (rc < 0)
+		return rc;
 	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
 	return FOPS_LATER;
+}
+
+/* Written after the opener's last close: the run starts now, and no
+ * close waits for it. */
+static void cmd_release(struct fh *fh)
+{
+	if (fh->dirty && !fh->werr)
+		cmd_start(fh);
 }
 
 const struct fops fam_cmd_ops = {
@@ -102,6 +142,8 @@ const struct fops fam_cmd_ops = {
 	.read = cmd_read,
 	.write = cmd_write,
 	.flush = cmd_flush,
+	.release = cmd_release,
+	.truncate = cmd_truncate,
 };
 
 static off_t stdout_size(const struct node *n)
@@ -249,11 +291,12 @@ static char *timeout_text(const struct node *n, size_t *len)
 
 /* The session's timeout, or (runs/N) a queued run's own. */
 static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
-			 const char *buf, size_t size)
+			 const char *buf, size_t size, off_t off)
 {
 	unsigned long long ms;
 	int rc = fam_gather(fh, n->s, buf, size);
 
+	(void)off;
 	(void)req;
 	if (rc < 0)
 		return rc;
@@ -297,8 +340,11 @@ static const struct fops latest_ops = { .size = latest_size,
 					.link = latest_link };
 
 static const struct fent run_tab[] = {
-	FAM_RUN_CMD_ROW,     FAM_RUN_OUT_ROWS, FAM_RUN_RESULT_ROW,
-	FAM_RUN_TIMEOUT_ROW, { 0 },
+	FAM_RUN_CMD_ROW,
+	FAM_RUN_OUT_ROWS,
+	FAM_RUN_RESULT_ROW,
+	FAM_RUN_TIMEOUT_ROW,
+	{ 0 },
 };
 
 static const struct fops run_ops = { .tab = run_tab };

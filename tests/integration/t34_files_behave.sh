@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# t34_files_behave: files that behave like files (issue 10 §4).
+# 1. A command is every byte written through the open file description,
+#    also by processes that inherited it; it starts at the opener's close
+#    (session cmd, runs/NAME/cmd, procs/NAME/cmd).
+# 2. pwrite offsets and ftruncate of an open cmd are honoured.
+# 3. O_NONBLOCK reads of exit and stream give EAGAIN; poll still works.
+# 4. stream has the size of the output so far and is seekable: tail -f.
+# 5. No read creates anything: clone makes a session only when opened for
+#    writing; grep -r leaves sessions/ as it was; mktemp -d works.
+# 6. One refusal is one line in error; a ctl write is all or nothing; a
+#    refused env write creates nothing.
+# 7. env/ refuses what the shell cannot apply: E2BIG values, readonly
+#    variables, bash's own special variables.
+# shellcheck disable=SC2016
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+sfs_mount
+
+S=$MNT/sessions/fb
+check "mkdir sessions/fb" sfs_mkdir "$S"
+
+py() { timeout -k 2 "$SFS_T" python3 -c "$@"; }
+
+# ------------------------------------------------ 1. the opener's close
+printf 'echo a1\n' >"$SFS_TMP/a.sh"
+printf 'echo b2\n' >"$SFS_TMP/b.sh"
+rc=0
+timeout -k 2 "$SFS_T" bash -c '{ cat "$2/a.sh"; cat "$2/b.sh"; } > "$1/cmd"' _ "$S" "$SFS_TMP" 2>"$SFS_TMP/w1.err" || rc=$?
+assert_eq "0 " "$rc $(head -c 200 "$SFS_TMP/w1.err")" "two cats into one open cmd: no error"
+assert_file_eq "$S/stdout" $'a1\nb2\n' "two cats into one open cmd: one run of both scripts"
+rc=0
+timeout -k 2 "$SFS_T" bash -c "{ printf 'echo '; sleep 0.1; printf 'x\n'; } > \"\$1/cmd\"" _ "$S" 2>"$SFS_TMP/w2.err" || rc=$?
+assert_eq "0 " "$rc $(head -c 200 "$SFS_TMP/w2.err")" "a child's exit between writes: no error"
+assert_file_eq "$S/stdout" $'x\n' "a child's exit between writes does not start the run"
+assert_file_eq "$S/cmd" $'echo x\n' "cmd reads back every byte written"
+# the opener's close waits for the run as before
+t0=$(now_ms)
+timeout -k 2 "$SFS_T" bash -c '{ echo "sleep 0.4"; /bin/true; } > "$1/cmd"' _ "$S"
+assert_true "the opener's close returns once the run has ended" "it took $(($(now_ms) - t0)) ms" \
+	test $(($(now_ms) - t0)) -ge 350
+# runs/NAME/cmd
+check "mkdir runs/two" sfs_mkdir "$S/runs/two"
+timeout -k 2 "$SFS_T" bash -c '{ cat "$2/a.sh"; cat "$2/b.sh"; } > "$1/runs/two/cmd"' _ "$S" "$SFS_TMP" 2>"$SFS_TMP/w3.err"
+assert_eq "0 " "$? $(head -c 200 "$SFS_TMP/w3.err")" "runs/NAME/cmd: two cats, no error"
+assert_file_eq "$S/runs/two/stdout" $'a1\nb2\n' "runs/NAME/cmd: both scripts in the one run"
+# procs/NAME/cmd
+check "mkdir procs/p1" sfs_mkdir "$S/procs/p1"
+timeout -k 2 "$SFS_T" bash -c '{ cat "$2/a.sh"; cat "$2/b.sh"; } > "$1/procs/p1/cmd"' _ "$S" "$SFS_TMP" 2>"$SFS_TMP/w4.err"
+assert_eq "0 " "$? $(head -c 200 "$SFS_TMP/w4.err")" "procs/NAME/cmd: two cats, no error"
+sfs_until 10 grep -qx 'state completed' "$S/procs/p1/status"
+assert_file_eq "$S/procs/p1/stdout" $'a1\nb2\n' "procs/NAME/cmd: both scripts in the one process"
+# a write after the opener's close started the run is refused
+timeout -k 2 "$SFS_T" bash -c 'exec 3>"$1/cmd"; echo "echo early" >&3; (sleep 0.5; echo "echo late" >&3) & exec 3>&-; wait $!' _ "$S" 2>"$SFS_TMP/w5.err"
+assert_file_match "$SFS_TMP/w5.err" 'Device or resource busy' "a write after the opener's close started the run: EBUSY"
+assert_file_eq "$S/stdout" $'early\n' "the run is what was written before the opener's close"
+# written only after the opener's close: it starts when the last descriptor is closed
+timeout -k 2 "$SFS_T" bash -c 'exec 3>"$1/cmd"; (sleep 0.3; echo "echo orphan" >&3) & exec 3>&-; wait $!' _ "$S"
+sfs_until 10 grep -qx orphan "$S/stdout"
+assert_file_eq "$S/stdout" $'orphan\n' "written only by an inheritor: it runs at the last close"
+
+# ------------------------------------------------ 2. offsets and ftruncate
+py 'import os,sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+os.pwrite(fd, b"echo AAAA\n", 0)
+os.pwrite(fd, b"BB", 5)
+os.close(fd)' "$S/cmd"
+assert_file_eq "$S/stdout" $'BBAA\n' "pwrite at offset 5 overwrites bytes 5-6"
+py 'import os,sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"echo one; echo two\n")
+os.ftruncate(fd, 9)
+os.lseek(fd, 0, os.SEEK_END)
+os.close(fd)' "$S/cmd"
+assert_file_eq "$S/stdout" $'one\n' "ftruncate of an open cmd keeps that many bytes"
+py 'import os,sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+os.pwrite(fd, b"echo x\n", 0)
+os.pwrite(fd, b"\n", 10)
+os.close(fd)' "$S/cmd"
+assert_file_printf "$S/cmd" 'echo x\n\0\0\0\n' "a pwrite past the end leaves a hole of NUL bytes"
+py 'import os,sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b"echo ab\n")
+os.ftruncate(fd, 12)
+os.close(fd)' "$S/cmd"
+assert_file_printf "$S/cmd" 'echo ab\n\0\0\0\0' "ftruncate past the end extends with NUL bytes"
+check "cmd opened with O_APPEND (>>) after a long command" sfs_run "$S" 'echo long long long long long long'
+timeout -k 2 "$SFS_T" bash -c 'echo "echo app" >> "$1/cmd"' _ "$S"
+assert_file_eq "$S/stdout" $'app\n' "cmd opened with O_APPEND: writes go at the end, no hole"
+sfs_done
