@@ -182,42 +182,42 @@ static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 
 const struct fops fam_output_ops = { .size = output_size, .read = output_read };
 
-static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+/* The output so far: stream is output that waits at its end. */
+static off_t stream_size(const struct node *n)
 {
-	(void)fh;
-	(void)n;
-	fi->nonseekable = 1;
-	return 0;
+	return n->r ? (off_t)n->r->all.size : 0;
 }
 
 static bool try_stream(struct park *p)
 {
 	struct fh *fh = p->fh;
 	struct run *r = fh->r;
+	uint64_t off = (uint64_t)p->off;
 
-	if (r && r->all.size > fh->cursor) {
-		fh->cursor += fam_reply_output(p->req, fh, p->size, fh->cursor);
+	if (r && r->all.size > off) {
+		fh->cursor = off + fam_reply_output(p->req, fh, p->size, off);
 		return true;
 	}
 	if (r && run_active(r))
 		return false;
+	fh->cursor = off;
 	fuse_reply_buf(p->req, NULL, 0);
 	return true;
 }
 
 static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, run_waiters, size, off, try_stream);
+	fam_read_or_park(req, fh, run_waiters, size, off, try_stream);
 }
 
+/* poll knows no offset: the end of the latest read stands for it. */
 static bool stream_readable(const struct fh *fh)
 {
 	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
 }
 
-/* Its size is 0: it has no end until the run has one. */
 const struct fops fam_stream_ops = {
-	.open = stream_open,
+	.size = stream_size,
 	.read = stream_read,
 	.readable = stream_readable,
 	.waiters = run_waiters,
@@ -244,7 +244,7 @@ static bool try_exit(struct park *p)
 
 static void exit_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, run_waiters, size, off, try_exit);
+	fam_read_or_park(req, fh, run_waiters, size, off, try_exit);
 }
 
 static bool exit_readable(const struct fh *fh)

@@ -89,4 +89,52 @@ assert_file_printf "$S/cmd" 'echo ab\n\0\0\0\0' "ftruncate past the end extends 
 check "cmd opened with O_APPEND (>>) after a long command" sfs_run "$S" 'echo long long long long long long'
 timeout -k 2 "$SFS_T" bash -c 'echo "echo app" >> "$1/cmd"' _ "$S"
 assert_file_eq "$S/stdout" $'app\n' "cmd opened with O_APPEND: writes go at the end, no hole"
+
+# ------------------------------------------------ 3. O_NONBLOCK
+sfs_run_bg "$S" 'echo started; sleep 1; echo done; sleep 1'
+sfs_until 10 grep -qx 'state running' "$S/status"
+nb=$(py 'import errno,os,select,sys
+out = []
+for name in ("stream", "exit"):
+    fd = os.open(sys.argv[1] + "/" + name, os.O_RDONLY | os.O_NONBLOCK)
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    if name == "stream":  # "started": what is there reads at once
+        p.poll(5000)
+        os.read(fd, 100)
+    try:
+        os.read(fd, 100)
+        out.append(name + ":read")
+    except OSError as e:
+        out.append(name + ":" + errno.errorcode[e.errno])
+    out.append("now" if p.poll(0) else "later")
+    out.append("ready" if p.poll(5000) else "timeout")
+    os.close(fd)
+print(" ".join(out))' "$S" 2>&1)
+assert_eq "stream:EAGAIN later ready exit:EAGAIN later ready" "$nb" \
+	"O_NONBLOCK reads of stream and exit of a running run: EAGAIN; poll wakes up"
+wait "$SFS_BG"
+assert_file_eq "$S/exit" $'0\n' "exit after the nonblocking reads"
+nb=$(py 'import os,sys
+fd = os.open(sys.argv[1] + "/exit", os.O_RDONLY | os.O_NONBLOCK)
+print(os.read(fd, 100).decode().strip())' "$S" 2>&1)
+assert_eq "0" "$nb" "O_NONBLOCK read of exit of an ended run gives its status"
+
+# ------------------------------------------------ 4. tail -f stream
+sfs_run_bg "$S" 'for i in 1 2 3 4 5 6; do echo line$i; sleep 0.3; done'
+sfs_until 10 grep -qx 'state running' "$S/status"
+timeout 4 tail -f "$S/stream" >"$SFS_TMP/tail.out" 2>"$SFS_TMP/tail.err"
+assert_eq "124" "$?" "tail -f stream runs until its timeout"
+wait "$SFS_BG"
+assert_eq "line1 line2 line3 line4 line5 line6 " "$(tr '\n' ' ' <"$SFS_TMP/tail.out")" \
+	"tail -f stream prints every line of the run"
+assert_eq "" "$(head -c 300 "$SFS_TMP/tail.err")" "tail -f stream: nothing on stderr"
+sz=$(timeout 5 stat -c %s "$S/stream")
+assert_eq "$(timeout 5 stat -c %s "$S/output")" "$sz" "stream's size is the output so far"
+got=$(py 'import os,sys
+fd = os.open(sys.argv[1] + "/stream", os.O_RDONLY)
+print(os.pread(fd, 5, 6).decode())' "$S" 2>&1)
+assert_eq "line2" "$got" "stream is seekable: pread at an offset"
+assert_file_eq "$S/stream" $'line1\nline2\nline3\nline4\nline5\nline6\n' "cat stream of an ended run"
+
 sfs_done
