@@ -137,4 +137,29 @@ print(os.pread(fd, 5, 6).decode())' "$S" 2>&1)
 assert_eq "line2" "$got" "stream is seekable: pread at an offset"
 assert_file_eq "$S/stream" $'line1\nline2\nline3\nline4\nline5\nline6\n' "cat stream of an ended run"
 
+# ------------------------------------------------ 5. reading creates nothing
+ls_sessions() { timeout 10 ls "$MNT/sessions" | tr '\n' ' '; }
+before=$(ls_sessions)
+assert_file_eq "$MNT/sessions/clone" "" "a read-only open of clone reads nothing"
+assert_eq "$before" "$(ls_sessions)" "reading clone creates no session"
+timeout 20 grep -r x "$MNT/sessions" >/dev/null 2>&1
+rc=$?
+assert_true "grep -r over sessions/ ends" "status $rc" test "$rc" -ne 124
+timeout 20 tar -cf /dev/null "$MNT/sessions" >/dev/null 2>&1
+timeout 20 find "$MNT/sessions" -type f -perm -0400 -exec cat {} + >/dev/null 2>&1
+timeout 20 cp -r "$MNT/sessions" "$SFS_TMP/copy" >/dev/null 2>&1
+assert_eq "$before" "$(ls_sessions)" "grep -r, tar, find -exec cat, cp -r: sessions/ unchanged"
+id=$(timeout -k 2 10 bash -c 'read -r id <>"$1" && echo "$id"' _ "$MNT/sessions/clone")
+assert_true "read id <> clone gives a new session's id" "got $(sfs_q "$id")" \
+	test -n "$id" -a -d "$MNT/sessions/$id"
+assert_eq "$(printf '%s\n' $before "$id" | sort | tr '\n' ' ')" "$(ls_sessions)" \
+	"read id <> clone: exactly one session more"
+check "a session made through clone runs commands" sfs_run "$MNT/sessions/$id" 'echo hi'
+check "rmdir the cloned session" timeout 10 rmdir "$MNT/sessions/$id"
+tmpd=$(timeout 10 mktemp -d "$MNT/sessions/XXXXXX" 2>"$SFS_TMP/mktemp.err")
+assert_true "mktemp -d sessions/XXXXXX makes a session" \
+	"status $?: $(head -c 200 "$SFS_TMP/mktemp.err")" test -n "$tmpd" -a -d "$tmpd/env"
+check "a session made by mktemp -d runs commands" sfs_run "$tmpd" 'echo hi'
+check "rmdir the mktemp session" timeout 10 rmdir "$tmpd"
+
 sfs_done
