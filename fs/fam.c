@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "sessions/log.h"
 #include "sessions/run.h"
 
 static struct list open_files = LIST_INIT(open_files);
@@ -45,6 +46,7 @@ void fh_free(struct fh *fh)
 	free(fh->text);
 	free(fh->w.p);
 	free(fh->var);
+	free(fh->before.val);
 	list_del(&fh->link);
 	free(fh);
 }
@@ -255,8 +257,12 @@ static int grow_to(struct strbuf *w, size_t len)
 
 static int too_long(struct fh *fh, struct sess *s)
 {
-	sess_error(s, "command longer than max_command_bytes (%llu)",
-		   (unsigned long long)conf.max_command_bytes);
+	if (s)
+		sess_error(s, "command longer than max_command_bytes (%llu)",
+			   (unsigned long long)conf.max_command_bytes);
+	else
+		log_msg(LOG_WARNING, "%s: longer than max_command_bytes",
+			fh->fe->name);
 	fh->werr = E2BIG;
 	return -E2BIG;
 }
@@ -340,10 +346,12 @@ int fam_lines(struct fh *fh, struct sess *s, bool all,
 	if (end == 0)
 		return 0;
 	rc = each_line(fh, s, end, false, line);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = each_line(fh, s, end, true, line);
-	else
+	} else {
 		end = w->len; /* refused: nothing of it is kept */
+		fh->werr = -rc;
+	}
 	memmove(w->p, w->p + end, w->len - end);
 	w->len -= end;
 	return rc;

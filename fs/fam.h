@@ -21,10 +21,15 @@ struct fh {
 	uint64_t sid;	       /* its session's id (0: none) */
 	struct run *r;	       /* the run it reads, or that its cmd started */
 	char *var;	       /* env/NAME: the name */
-	int fd;		       /* spool (or output index) read end, lazily */
-	int fd_out, fd_err;    /* for output and stream: the two spools */
-	uint64_t cursor;       /* stream position */
-	char *text;	       /* snapshot of a generated file */
+	struct {
+		char *val; /* env/NAME: its value when opened to be written */
+		size_t len;
+		bool set;
+	} before;
+	int fd;		    /* spool (or output index) read end, lazily */
+	int fd_out, fd_err; /* for output and stream: the two spools */
+	uint64_t cursor;    /* stream position */
+	char *text;	    /* snapshot of a generated file */
 	size_t tlen;
 	struct strbuf w;	    /* bytes written since open */
 	struct fuse_pollhandle *ph; /* a poll waiting for readability */
@@ -104,8 +109,10 @@ int fam_resize(struct fh *fh, struct sess *s, off_t size);
 size_t fam_value_len(const struct strbuf *w);
 /* The complete lines written to fh (and the rest too when all), all or
  * nothing: line checks each of them (apply false) and, only when every
- * one is valid, carries them out (apply true). A refusal drops what was
- * written; a last line without its newline waits. */
+ * one is valid, carries them out (apply true); a last line without its
+ * newline waits. A refusal drops what was written, and the open file
+ * refuses every later write (tools write a line at a time: bash's
+ * printf 'bogus\nkill\n' is two writes). */
 int fam_lines(struct fh *fh, struct sess *s, bool all,
 	      int (*line)(struct fh *fh, struct sess *s, const char *l,
 			  size_t len, bool apply));

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include "fam.h"
 #include "fam_env.h"
 
@@ -34,11 +36,48 @@ static char *var_text(const struct node *n, size_t *len)
 	return sb_take(&b, len);
 }
 
+/* Sets (val) or unsets (NULL) fh's variable: in its session's env/, or
+ * in the root env/ (every session). */
+static int var_apply(struct fh *fh, const char *val, size_t len)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	if (fh->fe->ft == FT_ROOTENVVAR)
+		return val ? sess_root_setenv(fh->var, val, len) :
+			     sess_root_unsetenv(fh->var);
+	if (!s)
+		return -ENOENT;
+	return val ? sess_setenv(s, fh->var, val, len) :
+		     sess_unsetenv(s, fh->var);
+}
+
+/* A writer keeps the value it found, to undo its writes if one of them
+ * is refused; O_TRUNC empties the value at close unless a write set it. */
 static int var_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
-	if (fi->flags & O_TRUNC)
-		sess_setenv(n->s, fh->var, "", 0);
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	fh->before.val = malloc(n->var->len + 1);
+	if (!fh->before.val)
+		return -ENOMEM;
+	memcpy(fh->before.val, n->var->value, n->var->len + 1);
+	fh->before.len = n->var->len;
+	fh->before.set = true;
+	fh->trunc = fi->flags & O_TRUNC;
 	return 0;
+}
+
+/* A refused write changes nothing: the variable is as before the open
+ * (gone, if the open created it), and the open file refuses from now. */
+static int var_refuse(struct fh *fh, int rc)
+{
+	if (fh->created)
+		var_apply(fh, NULL, 0);
+	else if (fh->before.set)
+		var_apply(fh, fh->before.val, fh->before.len);
+	fh->trunc = false;
+	fh->werr = -rc;
+	return rc;
 }
 
 static int var_write(fuse_req_t req, struct fh *fh, struct node *n,
@@ -48,9 +87,22 @@ static int var_write(fuse_req_t req, struct fh *fh, struct node *n,
 
 	(void)off;
 	(void)req;
+	if (rc == 0)
+		rc = var_apply(fh, fh->w.p, fam_value_len(&fh->w));
 	if (rc < 0)
-		return rc;
-	return done(sess_setenv(n->s, fh->var, fh->w.p, fam_value_len(&fh->w)));
+		return var_refuse(fh, rc);
+	fh->trunc = false;
+	return 0;
+}
+
+static int var_flush(fuse_req_t req, struct fh *fh)
+{
+	(void)req;
+	if (fh->trunc) {
+		fh->trunc = false;
+		return done(var_apply(fh, "", 0));
+	}
+	return -fh->werr;
 }
 
 /* Only a truncation to 0 changes a value. */
@@ -67,6 +119,7 @@ static const struct fops var_ops = {
 	.text = var_text,
 	.open = var_open,
 	.write = var_write,
+	.flush = var_flush,
 	.truncate = var_truncate,
 };
 
@@ -116,27 +169,6 @@ const struct fops fam_envdir_ops = {
 	.hold = env_hold,
 };
 
-static int rootvar_open(struct fh *fh, struct node *n,
-			struct fuse_file_info *fi)
-{
-	(void)n;
-	if (fi->flags & O_TRUNC)
-		sess_root_setenv(fh->var, "", 0);
-	return 0;
-}
-
-static int rootvar_write(fuse_req_t req, struct fh *fh, struct node *n,
-			 const char *buf, size_t size, off_t off)
-{
-	int rc = fam_gather(fh, n->s, buf, size);
-
-	(void)req;
-	(void)off;
-	if (rc < 0)
-		return rc;
-	return done(sess_root_setenv(fh->var, fh->w.p, fam_value_len(&fh->w)));
-}
-
 static int rootvar_truncate(const struct node *n, struct fh *fh, off_t size)
 {
 	(void)fh;
@@ -147,8 +179,9 @@ static int rootvar_truncate(const struct node *n, struct fh *fh, off_t size)
 
 static const struct fops rootvar_ops = {
 	.text = var_text,
-	.open = rootvar_open,
-	.write = rootvar_write,
+	.open = var_open,
+	.write = var_write,
+	.flush = var_flush,
 	.truncate = rootvar_truncate,
 };
 

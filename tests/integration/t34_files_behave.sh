@@ -162,4 +162,29 @@ assert_true "mktemp -d sessions/XXXXXX makes a session" \
 check "a session made by mktemp -d runs commands" sfs_run "$tmpd" 'echo hi'
 check "rmdir the mktemp session" timeout 10 rmdir "$tmpd"
 
+# ------------------------------------------------ 6. refusals
+nerr() { timeout 10 cat "$S/error" | wc -l; }
+n0=$(nerr)
+assert_errno ENOENT "printf '/tmp\\n\\n' > cwd is refused" bash -c 'printf "/tmp\n\n" > "$1/cwd"' _ "$S"
+assert_eq $((n0 + 1)) "$(nerr)" "a refused cwd with newlines is one line in error"
+assert_file_match "$S/error" 'cwd: /tmp\\n: No such file' "the error line shows the newline escaped"
+assert_file_eq "$S/cwd" "$(timeout 5 cat "$S/cwd")"$'\n' "cwd unchanged"
+sfs_run_bg "$S" 'sleep 1.5; echo survived'
+sfs_until 10 grep -qx 'state running' "$S/status"
+assert_errno EINVAL "printf 'bogus\\nkill\\n' > ctl is EINVAL" bash -c 'printf "bogus\nkill\n" > "$1/ctl"' _ "$S"
+wait "$SFS_BG"
+assert_file_eq "$S/stdout" $'survived\n' "a refused ctl write carries out none of its lines"
+assert_file_eq "$S/exit" $'0\n' "the run was not killed"
+check "echo keep > env/OLD" sfs_write "$S/env/OLD" $'keep\n'
+assert_errno EINVAL "a value with a NUL is EINVAL (new variable)" bash -c 'printf "a\0b" > "$1/env/NEWV"' _ "$S"
+assert_true "a refused write creates no variable" "env/NEWV exists" timeout 5 test ! -e "$S/env/NEWV"
+assert_errno EINVAL "a value with a NUL is EINVAL (existing variable)" bash -c 'printf "a\0b" > "$1/env/OLD"' _ "$S"
+assert_file_eq "$S/env/OLD" $'keep\n' "a refused write leaves the old value"
+assert_errno EINVAL "root env/: a value with a NUL is EINVAL" bash -c 'printf "a\0b" > "$1/env/RNEW"' _ "$MNT"
+assert_true "root env/: a refused write creates no variable" "it exists" \
+	timeout 5 test ! -e "$MNT/env/RNEW" -a ! -e "$S/env/RNEW"
+check ": > env/OLD empties it" sfs_sh "$S" ': > env/OLD'
+assert_file_eq "$S/env/OLD" $'\n' ": > env/OLD: the empty value"
+assert_eq "|" "$(sfs_run_out "$S" 'echo "${OLD-unset}|"')" "the shell has OLD empty"
+
 sfs_done
