@@ -187,4 +187,53 @@ check ": > env/OLD empties it" sfs_sh "$S" ': > env/OLD'
 assert_file_eq "$S/env/OLD" $'\n' ": > env/OLD: the empty value"
 assert_eq "|" "$(sfs_run_out "$S" 'echo "${OLD-unset}|"')" "the shell has OLD empty"
 
+# ------------------------------------------------ 7. what the shell cannot apply
+S7=$MNT/sessions/env7
+check "mkdir sessions/env7" sfs_mkdir "$S7"
+vals() { head -c "$1" /dev/zero | tr '\0' a; }
+n0=$(timeout 10 cat "$S7/error" | wc -l)
+vals 131068 >"$SFS_TMP/v.over"
+assert_errno E2BIG "BIG=value of 131073 bytes with its NUL: E2BIG" bash -c 'cat "$2" > "$1/env/BIG"' _ "$S7" "$SFS_TMP/v.over"
+assert_true "the refused variable does not exist" "env/BIG exists" timeout 5 test ! -e "$S7/env/BIG"
+assert_eq $((n0 + 1)) "$(timeout 10 cat "$S7/error" | wc -l)" "E2BIG: one line in error"
+assert_file_match "$S7/error" 'env/BIG: .*more than execve takes' "E2BIG: the error line says why"
+vals 131067 >"$SFS_TMP/v.max"
+check "BIG=value of 131072 bytes with its NUL is accepted" bash -c 'cat "$2" > "$1/env/BIG"' _ "$S7" "$SFS_TMP/v.max"
+check "a run with it execs a program" sfs_run "$S7" '/bin/true && echo "${#BIG}"'
+assert_file_eq "$S7/stdout" $'131067\n' "the run has the whole value"
+assert_file_eq "$S7/exit" $'0\n' "and exits 0"
+check "rm env/BIG" timeout 10 rm "$S7/env/BIG"
+budget=$(($(getconf ARG_MAX) / 2))
+vals 120000 >"$SFS_TMP/v.120k"
+i=0 rc=0
+while [ $i -lt $((budget / 120000 + 1)) ]; do
+	bash -c 'cat "$2" > "$1/env/V$3"' _ "$S7" "$SFS_TMP/v.120k" $i 2>"$SFS_TMP/v.err" || { rc=1; break; }
+	i=$((i + 1))
+done
+assert_eq "1 $((budget / 120000))" "$rc $i" "the environment past half of ARG_MAX: the write that crosses it fails"
+assert_file_match "$SFS_TMP/v.err" 'Argument list too long' "... with E2BIG"
+check "a run still execs a program" sfs_run "$S7" '/bin/true'
+assert_file_eq "$S7/exit" $'0\n' "... and exits 0"
+for ((j = 0; j < i; j++)); do timeout 5 rm -f "$S7/env/V$j"; done
+# readonly
+check "declare -rx RO=1 in a run" sfs_run "$S7" 'declare -rx RO=1'
+assert_errno EPERM "echo 2 > env/RO (readonly in the shell): EPERM" bash -c 'echo 2 > "$1/env/RO"' _ "$S7"
+assert_file_eq "$S7/env/RO" $'1\n' "env/RO still reads 1"
+assert_errno EPERM "rm env/RO: EPERM" rm "$S7/env/RO"
+assert_file_match "$S7/error" 'env/RO: readonly in the shell' "the refusal is in error"
+check "the next run" sfs_run "$S7" 'echo "$RO"'
+assert_file_eq "$S7/stdout" $'1\n' "the next run has RO=1"
+assert_file_eq "$S7/stderr" "" "the next run's stderr is clean"
+# bash's own variables
+assert_errno EPERM "echo xtrace > env/SHELLOPTS: EPERM" bash -c 'echo xtrace > "$1/env/SHELLOPTS"' _ "$S7"
+assert_true "env/SHELLOPTS was not created" "it exists" timeout 5 test ! -e "$S7/env/SHELLOPTS"
+assert_file_match "$S7/error" "env/SHELLOPTS: bash's own variable" "the refusal of SHELLOPTS is in error"
+for v in BASH_ENV ENV PS4 IFS BASHOPTS TMOUT; do
+	assert_errno EPERM "echo x > env/$v: EPERM" bash -c 'echo x > "$1/env/$2"' _ "$S7" "$v"
+done
+assert_errno EPERM "root env/: echo x > env/BASH_ENV: EPERM" bash -c 'echo x > "$1/env/BASH_ENV"' _ "$MNT"
+check "a run after the refusals" sfs_run "$S7" 'echo ok'
+assert_file_eq "$S7/stderr" "" "no xtrace, no error: the shell is as it was"
+assert_file_eq "$S7/stdout" $'ok\n' "and it runs"
+
 sfs_done
