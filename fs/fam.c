@@ -309,6 +309,40 @@ int fam_resize(struct fh *fh, struct sess *s, off_t size)
 	return grow_to(&fh->w, (size_t)size);
 }
 
+int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  off_t off)
+{
+	int rc;
+
+	if (fh->started) {
+		sess_error(s, "%s: written after its opener's close started it",
+			   fh->fe->name);
+		return -EBUSY;
+	}
+	rc = fam_write_at(fh, s, buf, size, off);
+	if (rc == 0)
+		fh->dirty = true;
+	return rc;
+}
+
+int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size)
+{
+	if (!fh || fh->started)
+		return 0;
+	fh->dirty = true;
+	return fam_resize(fh, s, size);
+}
+
+bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
+{
+	if (!fh->dirty || fh->werr || (req && !fam_by_opener(req, fh)))
+		return false;
+	fh->dirty = false;
+	/* an opener the daemon cannot see: every close starts what came */
+	fh->started = fh->opener != 0;
+	return true;
+}
+
 size_t fam_value_len(const struct strbuf *w)
 {
 	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;

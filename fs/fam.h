@@ -105,6 +105,17 @@ int fam_write_at(struct fh *fh, struct sess *s, const char *buf, size_t size,
 		 off_t off);
 /* Cuts what was written to fh to size bytes, or extends it with NULs. */
 int fam_resize(struct fh *fh, struct sess *s, off_t size);
+
+/* A command file (a session's, runs/NAME's or procs/NAME's cmd): a write
+ * at off, EBUSY once the command has started; ftruncate through the open
+ * file (fh NULL: a truncate(2), which changes nothing); and whether a
+ * close (req) or the release (req NULL) starts the command now: only the
+ * opener's close, once something was written, or the release of bytes
+ * no close started. */
+int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  off_t off);
+int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size);
+bool fam_cmd_starts(fuse_req_t req, struct fh *fh);
 /* The value written to a small file, less one trailing newline. */
 size_t fam_value_len(const struct strbuf *w);
 /* The complete lines written to fh (and the rest too when all), all or

@@ -35,28 +35,13 @@ static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size, off_t off)
 {
-	int rc;
-
 	(void)req;
-	if (fh->started) {
-		sess_error(n->s,
-			   "procs/%s/cmd: written after its opener's "
-			   "close started it",
-			   n->r->name);
-		return -EBUSY;
-	}
-	rc = fam_write_at(fh, n->s, buf, size, off);
-	if (rc == 0)
-		fh->dirty = true;
-	return rc;
+	return fam_cmd_write(fh, n->s, buf, size, off);
 }
 
 static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
 {
-	if (!fh || fh->started)
-		return 0;
-	fh->dirty = true;
-	return fam_resize(fh, n->s, size);
+	return fam_cmd_truncate(fh, n->s, size);
 }
 
 static int cmd_start(struct fh *fh)
@@ -64,8 +49,6 @@ static int cmd_start(struct fh *fh)
 	struct sess *s = sess_get(fh->sid);
 	int rc;
 
-	fh->dirty = false;
-	fh->started = fh->opener != 0;
 	if (!s)
 		return -ENOENT;
 	rc = sess_start_proc(s, fh->r, fh->w.p, fh->w.len);
@@ -77,14 +60,12 @@ static int cmd_start(struct fh *fh)
  * returns once it has started. */
 static int cmd_flush(fuse_req_t req, struct fh *fh)
 {
-	if (!fh->dirty || fh->werr || !fam_by_opener(req, fh))
-		return -fh->werr;
-	return cmd_start(fh);
+	return fam_cmd_starts(req, fh) ? cmd_start(fh) : -fh->werr;
 }
 
 static void cmd_release(struct fh *fh)
 {
-	if (fh->dirty && !fh->werr)
+	if (fam_cmd_starts(NULL, fh))
 		cmd_start(fh);
 }
 

@@ -45,32 +45,16 @@ static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
 }
 
-/* Bytes through a description whose command has started are refused:
- * they would belong to no run. */
 static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size, off_t off)
 {
-	int rc;
-
 	(void)req;
-	if (fh->started) {
-		sess_error(n->s, "cmd: written after its opener's close "
-				 "started the run");
-		return -EBUSY;
-	}
-	rc = fam_write_at(fh, n->s, buf, size, off);
-	if (rc == 0)
-		fh->dirty = true;
-	return rc;
+	return fam_cmd_write(fh, n->s, buf, size, off);
 }
 
-/* ftruncate of the open file: the command keeps size bytes. */
 static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
 {
-	if (!fh || fh->started)
-		return 0;
-	fh->dirty = true;
-	return fam_resize(fh, n->s, size);
+	return fam_cmd_truncate(fh, n->s, size);
 }
 
 static bool try_flush(struct park *p)
@@ -90,8 +74,6 @@ static int cmd_start(struct fh *fh)
 	struct run *r;
 	int rc;
 
-	fh->dirty = false;
-	fh->started = fh->opener != 0;
 	if (!s)
 		return -ENOENT;
 	if (fh->r) {
@@ -119,7 +101,7 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 {
 	int rc;
 
-	if (!fh->dirty || fh->werr || !fam_by_opener(req, fh))
+	if (!fam_cmd_starts(req, fh))
 		return -fh->werr;
 	rc = cmd_start(fh);
 	if (rc < 0)
@@ -132,7 +114,7 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
  * close waits for it. */
 static void cmd_release(struct fh *fh)
 {
-	if (fh->dirty && !fh->werr)
+	if (fam_cmd_starts(NULL, fh))
 		cmd_start(fh);
 }
 

@@ -467,7 +467,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	o = ops_of(n.ft);
 	if ((to_set & FUSE_SET_ATTR_SIZE) && o->truncate)
-		rc = o->truncate(&n, fi ? fh_of(fi) : NULL, attr->st_size);
+		rc = o->truncate(&n, fi && fi->fh ? fh_of(fi) : NULL,
+				 attr->st_size);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
