@@ -28,7 +28,7 @@ struct fh {
 	} before;
 	int fd;		    /* spool (or output index) read end, lazily */
 	int fd_out, fd_err; /* for output and stream: the two spools */
-	uint64_t cursor;    /* stream position */
+	uint64_t cursor;    /* stream: the end of its latest read (poll) */
 	char *text;	    /* snapshot of a generated file */
 	size_t tlen;
 	struct strbuf w;	    /* bytes written since open */
