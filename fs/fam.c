@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "sessions/log.h"
 #include "sessions/run.h"
 
 static struct list open_files = LIST_INIT(open_files);
@@ -44,8 +46,19 @@ void fh_free(struct fh *fh)
 	free(fh->text);
 	free(fh->w.p);
 	free(fh->var);
+	free(fh->before.val);
 	list_del(&fh->link);
 	free(fh);
+}
+
+void fh_opened(struct fh *fh, fuse_req_t req, const struct fuse_file_info *fi)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	fh->opener = ctx->pid;
+	fh->uid = ctx->uid;
+	fh->gid = ctx->gid;
+	fh->flags = fi->flags;
 }
 
 void fh_free_all(void)
@@ -182,16 +195,152 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh,
 		fuse_reply_err(req, ENOMEM);
 }
 
-int fam_gather(struct fh *fh, struct sess *s, const char *buf, size_t size)
+void fam_read_or_park(fuse_req_t req, struct fh *fh,
+		      struct list *(*waiters)(struct fh *fh), size_t size,
+		      off_t off, bool (*try)(struct park *))
 {
-	if (fh->w.len + size > conf.max_command_bytes) {
+	struct park now = {
+		.req = req, .fh = fh, .size = size, .off = off, .retry = try
+	};
+
+	if (try(&now))
+		return;
+	if (fh->flags & O_NONBLOCK)
+		fuse_reply_err(req, EAGAIN);
+	else if (!park_add(waiters(fh), &now))
+		fuse_reply_err(req, ENOMEM);
+}
+
+/* The thread group of thread tid, from /proc (0: unknown). */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[32], buf[512], *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	at = strstr(buf, "\nTgid:");
+	return at ? (pid_t)strtol(at + 7, NULL, 10) : 0;
+}
+
+/* The kernel names the calling thread: a threaded program may open on
+ * one thread and close on another (libuv's pool does), so threads of one
+ * process are compared by their thread group. */
+bool fam_by_opener(fuse_req_t req, const struct fh *fh)
+{
+	pid_t pid = fuse_req_ctx(req)->pid, a, b;
+
+	if (pid == fh->opener || pid == 0 || fh->opener == 0)
+		return true;
+	a = tgid_of(pid);
+	b = tgid_of(fh->opener);
+	return a && a == (b ? b : fh->opener);
+}
+
+/* Makes w len bytes long; new bytes are NUL. */
+static int grow_to(struct strbuf *w, size_t len)
+{
+	static const char zeros[4096];
+
+	while (w->len < len && !w->err)
+		sb_add(w, zeros,
+		       len - w->len < sizeof(zeros) ? len - w->len :
+						      sizeof(zeros));
+	return w->err;
+}
+
+static int too_long(struct fh *fh, struct sess *s)
+{
+	if (s)
 		sess_error(s, "command longer than max_command_bytes (%llu)",
 			   (unsigned long long)conf.max_command_bytes);
-		fh->werr = E2BIG;
-		return -E2BIG;
-	}
+	else
+		log_msg(LOG_WARNING, "%s: longer than max_command_bytes",
+			fh->fe->name);
+	fh->werr = E2BIG;
+	return -E2BIG;
+}
+
+int fam_gather(struct fh *fh, struct sess *s, const char *buf, size_t size)
+{
+	if (fh->w.len + size > conf.max_command_bytes)
+		return too_long(fh, s);
 	sb_add(&fh->w, buf, size);
 	return fh->w.err ? fh->w.err : 0;
+}
+
+int fam_write_at(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		 off_t off)
+{
+	uint64_t at =
+		(fh->flags & O_APPEND) || off < 0 ? fh->w.len : (uint64_t)off;
+	size_t in_place;
+	int rc;
+
+	if (at + size > conf.max_command_bytes)
+		return too_long(fh, s);
+	rc = grow_to(&fh->w, (size_t)at);
+	if (rc < 0)
+		return rc;
+	in_place =
+		fh->w.len - (size_t)at < size ? fh->w.len - (size_t)at : size;
+	if (in_place)
+		memcpy(fh->w.p + at, buf, in_place);
+	sb_add(&fh->w, buf + in_place, size - in_place);
+	return fh->w.err;
+}
+
+int fam_resize(struct fh *fh, struct sess *s, off_t size)
+{
+	if (size < 0)
+		return -EINVAL;
+	if ((uint64_t)size > conf.max_command_bytes)
+		return too_long(fh, s);
+	if ((size_t)size <= fh->w.len) {
+		fh->w.len = (size_t)size;
+		return 0;
+	}
+	return grow_to(&fh->w, (size_t)size);
+}
+
+int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  off_t off)
+{
+	int rc;
+
+	if (fh->started) {
+		sess_error(s, "%s: written after its opener's close started it",
+			   fh->fe->name);
+		return -EBUSY;
+	}
+	rc = fam_write_at(fh, s, buf, size, off);
+	if (rc == 0)
+		fh->dirty = true;
+	return rc;
+}
+
+int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size)
+{
+	if (!fh || fh->started)
+		return 0;
+	fh->dirty = true;
+	return fam_resize(fh, s, size);
+}
+
+bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
+{
+	if (!fh->dirty || fh->werr || (req && !fam_by_opener(req, fh)))
+		return false;
+	fh->dirty = false;
+	/* an opener the daemon cannot see: every close starts what came */
+	fh->started = fh->opener != 0;
+	return true;
 }
 
 size_t fam_value_len(const struct strbuf *w)
@@ -199,25 +348,46 @@ size_t fam_value_len(const struct strbuf *w)
 	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;
 }
 
-int fam_lines(struct fh *fh, struct sess *s, bool all,
-	      int (*line)(struct fh *fh, struct sess *s, const char *l,
-			  size_t len))
+/* Calls line on each line of w's first end bytes; stops at an error. */
+static int each_line(struct fh *fh, struct sess *s, size_t end, bool apply,
+		     int (*line)(struct fh *fh, struct sess *s, const char *l,
+				 size_t len, bool apply))
 {
-	struct strbuf *w = &fh->w;
+	const char *p = fh->w.p;
 	size_t start = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i <= w->len && rc == 0; i++) {
-		if (i < w->len ? w->p[i] != '\n' : !all || i == start)
+	for (size_t i = 0; i <= end && rc == 0; i++) {
+		if (i < end && p[i] != '\n')
 			continue;
 		if (i > start)
-			rc = line(fh, s, w->p + start, i - start);
+			rc = line(fh, s, p + start, i - start, apply);
 		start = i + 1;
 	}
-	if (start > w->len)
-		start = w->len;
-	memmove(w->p, w->p + start, w->len - start);
-	w->len -= start;
+	return rc;
+}
+
+int fam_lines(struct fh *fh, struct sess *s, bool all,
+	      int (*line)(struct fh *fh, struct sess *s, const char *l,
+			  size_t len, bool apply))
+{
+	struct strbuf *w = &fh->w;
+	size_t end = w->len;
+	int rc;
+
+	while (!all && end && w->p[end - 1] != '\n')
+		end--;
+	if (end == 0)
+		return 0;
+	rc = each_line(fh, s, end, false, line);
+	if (rc == 0) {
+		rc = each_line(fh, s, end, true, line);
+	} else {
+		end = w->len; /* refused: nothing of it is kept */
+		fh->werr = -rc;
+	}
+	memmove(w->p, w->p + end, w->len - end);
+	w->len -= end;
 	return rc;
 }
 

@@ -21,17 +21,29 @@ struct fh {
 	uint64_t sid;	       /* its session's id (0: none) */
 	struct run *r;	       /* the run it reads, or that its cmd started */
 	char *var;	       /* env/NAME: the name */
-	int fd;		       /* spool (or output index) read end, lazily */
-	int fd_out, fd_err;    /* for output and stream: the two spools */
-	uint64_t cursor;       /* stream position */
-	char *text;	       /* snapshot of a generated file */
+	struct {
+		char *val; /* env/NAME: its value when opened to be written */
+		size_t len;
+		bool set;
+	} before;
+	int fd;		    /* spool (or output index) read end, lazily */
+	int fd_out, fd_err; /* for output and stream: the two spools */
+	uint64_t cursor;    /* stream: the end of its latest read (poll) */
+	char *text;	    /* snapshot of a generated file */
 	size_t tlen;
 	struct strbuf w;	    /* bytes written since open */
 	struct fuse_pollhandle *ph; /* a poll waiting for readability */
 	struct park *poll_watch;    /* its record on the run */
 	bool dirty;		    /* cmd bytes not yet submitted */
+	bool started;		    /* cmd: its opener's close started it */
+	bool created;		    /* made by create(2), not found */
+	bool trunc;		    /* opened with O_TRUNC, not yet applied */
 	int werr;		    /* sticky write error */
-	struct list link;	    /* every open file (fh_free_all) */
+	int flags;		    /* open flags, as of the latest request */
+	pid_t opener;		    /* who opened it (0: not visible) */
+	uid_t uid;		    /* and as whom */
+	gid_t gid;
+	struct list link; /* every open file (fh_free_all) */
 };
 
 static inline struct fh *fh_of(const struct fuse_file_info *fi)
@@ -41,6 +53,8 @@ static inline struct fh *fh_of(const struct fuse_file_info *fi)
 
 /* An open file of n (it holds n's run). NULL on ENOMEM. */
 struct fh *fh_new(const struct node *n);
+/* Notes who opened fh and how (the request of its open or create). */
+void fh_opened(struct fh *fh, fuse_req_t req, const struct fuse_file_info *fi);
 void fh_free(struct fh *fh);
 /* Frees the files still open when the daemon exits: the kernel sends no
  * release for them once the connection is gone. */
@@ -72,16 +86,47 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh,
 			struct list *(*waiters)(struct fh *fh), size_t size,
 			off_t off, bool (*try)(struct park *));
 
+/* Like fam_answer_or_park for a read: EAGAIN instead of parking when
+ * fh is O_NONBLOCK. */
+void fam_read_or_park(fuse_req_t req, struct fh *fh,
+		      struct list *(*waiters)(struct fh *fh), size_t size,
+		      off_t off, bool (*try)(struct park *));
+/* True when req (a close) comes from the process that opened fh, or
+ * when either is not visible to the daemon (pid 0). */
+bool fam_by_opener(fuse_req_t req, const struct fh *fh);
+
 /* Adds buf to what was written to fh (E2BIG past max_command_bytes).
  * Returns 0 or -errno. */
 int fam_gather(struct fh *fh, struct sess *s, const char *buf, size_t size);
+/* Writes buf at off of what was written to fh, as a regular file holds
+ * it: a gap before off is NUL bytes; with O_APPEND at the end (E2BIG
+ * past max_command_bytes). Returns 0 or -errno. */
+int fam_write_at(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		 off_t off);
+/* Cuts what was written to fh to size bytes, or extends it with NULs. */
+int fam_resize(struct fh *fh, struct sess *s, off_t size);
+
+/* A command file (a session's, runs/NAME's or procs/NAME's cmd): a write
+ * at off, EBUSY once the command has started; ftruncate through the open
+ * file (fh NULL: a truncate(2), which changes nothing); and whether a
+ * close (req) or the release (req NULL) starts the command now: only the
+ * opener's close, once something was written, or the release of bytes
+ * no close started. */
+int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  off_t off);
+int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size);
+bool fam_cmd_starts(fuse_req_t req, struct fh *fh);
 /* The value written to a small file, less one trailing newline. */
 size_t fam_value_len(const struct strbuf *w);
-/* Calls line for each complete line written to fh (and the rest too when
- * all), stops at the first error and keeps what is left. */
+/* The complete lines written to fh (and the rest too when all), all or
+ * nothing: line checks each of them (apply false) and, only when every
+ * one is valid, carries them out (apply true); a last line without its
+ * newline waits. A refusal drops what was written, and the open file
+ * refuses every later write (tools write a line at a time: bash's
+ * printf 'bogus\nkill\n' is two writes). */
 int fam_lines(struct fh *fh, struct sess *s, bool all,
 	      int (*line)(struct fh *fh, struct sess *s, const char *l,
-			  size_t len));
+			  size_t len, bool apply));
 
 /* Directory listings, built for each readdir call. */
 struct dirbuf {

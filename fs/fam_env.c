@@ -2,14 +2,20 @@
  * fam_env.c - env/NAME files: reading gives the value and a newline,
  * writing sets it to the bytes written less one trailing newline,
  * truncation empties it, unlink unsets it. Values are never evaluated.
+ * What the shell could not apply is refused at the write: a variable it
+ * has readonly, bash's own variables, a value execve would not take.
  *
  * A session's variables are unknown between the end of a run and the
  * shell's report of them: requests about its env/ are held until then.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "fam.h"
 #include "fam_env.h"
+#include "sessions/log.h"
 
 /* rc of the session layer as a handler's result */
 static int done(int rc)
@@ -34,27 +40,192 @@ static char *var_text(const struct node *n, size_t *len)
 	return sb_take(&b, len);
 }
 
-static int var_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+/* Variables of bash's own that env/ neither sets nor unsets: readonly in
+ * every bash, or changing how the session's shell itself runs (its
+ * options, startup files, trace, word splitting, the read of its next
+ * command). A command may still set them. */
+static const char *const shell_own[] = {
+	"BASHOPTS",	   "BASH_COMPAT", "BASH_ENV", "BASH_VERSINFO",
+	"BASH_XTRACEFD",   "ENV",	  "EUID",     "IFS",
+	"POSIXLY_CORRECT", "PPID",	  "PS4",      "SHELLOPTS",
+	"TMOUT",	   "UID",
+};
+
+/* MAX_ARG_STRLEN: execve takes no longer "NAME=value" with its NUL. */
+#define ENV_STRING_MAX 131072
+
+static bool is_shell_own(const char *name)
 {
-	if (fi->flags & O_TRUNC)
-		sess_setenv(n->s, fh->var, "", 0);
+	for (size_t i = 0; i < sizeof(shell_own) / sizeof(*shell_own); i++)
+		if (strcmp(shell_own[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The room the environment may take: half of execve's for arguments and
+ * environment together, the other half left to a command's arguments. */
+static size_t env_budget(void)
+{
+	long max = sysconf(_SC_ARG_MAX);
+
+	return (size_t)(max > 0 ? max : ENV_STRING_MAX) / 2;
+}
+
+/* 0 when the shell of s can take name set to len bytes (unset: its
+ * removal), else -EPERM or -E2BIG and a line in s's error file. */
+static int sess_takes(struct sess *s, const char *name, size_t len, bool unset)
+{
+	const struct envvar *v = envmap_get(&s->env, name);
+	size_t one = strlen(name) + len + 2, total;
+
+	if (is_shell_own(name)) {
+		sess_error(s,
+			   "env/%s: bash's own variable, not set or unset "
+			   "through env/",
+			   name);
+		return -EPERM;
+	}
+	if (v && v->readonly) {
+		sess_error(s, "env/%s: readonly in the shell", name);
+		return -EPERM;
+	}
+	if (unset)
+		return 0;
+	if (one > ENV_STRING_MAX) {
+		sess_error(s,
+			   "env/%s: %s=value is %zu bytes, more than execve "
+			   "takes (%d)",
+			   name, name, one, ENV_STRING_MAX);
+		return -E2BIG;
+	}
+	total = envmap_exec_bytes(&s->env) + one + sizeof(char *) -
+		(v ? strlen(name) + v->len + 2 + sizeof(char *) : 0);
+	if (total > env_budget()) {
+		sess_error(s,
+			   "env/%s: the environment would be %zu bytes, more "
+			   "than %zu (half of ARG_MAX)",
+			   name, total, env_budget());
+		return -E2BIG;
+	}
 	return 0;
 }
 
+/* The same for the root env/: every session must take it. */
+static int root_takes(const char *name, size_t len, bool unset)
+{
+	int rc = 0;
+
+	if (is_shell_own(name)) {
+		log_msg(LOG_WARNING,
+			"env/%s: bash's own variable, not set or "
+			"unset through env/",
+			name);
+		return -EPERM;
+	}
+	for (struct sess *s = sess_first(); s && rc == 0; s = sess_next(s))
+		rc = sess_takes(s, name, len, unset);
+	if (rc < 0)
+		log_msg(LOG_WARNING, "env/%s: refused: %s", name,
+			strerror(-rc));
+	return rc;
+}
+
+/* Whether fh's variable can take len bytes (or its removal). */
+static int var_takes(const struct fh *fh, size_t len, bool unset)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	if (fh->fe->ft == FT_ROOTENVVAR)
+		return root_takes(fh->var, len, unset);
+	return s ? sess_takes(s, fh->var, len, unset) : -ENOENT;
+}
+
+/* Sets (val) or unsets (NULL) fh's variable: in its session's env/, or
+ * in the root env/ (every session). */
+static int var_apply(struct fh *fh, const char *val, size_t len)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	if (fh->fe->ft == FT_ROOTENVVAR)
+		return val ? sess_root_setenv(fh->var, val, len) :
+			     sess_root_unsetenv(fh->var);
+	if (!s)
+		return -ENOENT;
+	return val ? sess_setenv(s, fh->var, val, len) :
+		     sess_unsetenv(s, fh->var);
+}
+
+/* A writer keeps the value it found, to undo its writes if one of them
+ * is refused; O_TRUNC empties the value at close unless a write set it. */
+static int var_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	int rc;
+
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	rc = var_takes(fh, 0, false);
+	if (rc < 0)
+		return rc;
+	fh->before.val = malloc(n->var->len + 1);
+	if (!fh->before.val)
+		return -ENOMEM;
+	memcpy(fh->before.val, n->var->value, n->var->len + 1);
+	fh->before.len = n->var->len;
+	fh->before.set = true;
+	fh->trunc = fi->flags & O_TRUNC;
+	return 0;
+}
+
+/* A refused write changes nothing: the variable is as before the open
+ * (gone, if the open created it), and the open file refuses from now. */
+static int var_refuse(struct fh *fh, int rc)
+{
+	if (fh->created)
+		var_apply(fh, NULL, 0);
+	else if (fh->before.set)
+		var_apply(fh, fh->before.val, fh->before.len);
+	fh->trunc = false;
+	fh->werr = -rc;
+	return rc;
+}
+
 static int var_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	int rc = fam_gather(fh, n->s, buf, size);
 
+	(void)off;
 	(void)req;
+	if (rc == 0)
+		rc = var_takes(fh, fam_value_len(&fh->w), false);
+	if (rc == 0)
+		rc = var_apply(fh, fh->w.p, fam_value_len(&fh->w));
 	if (rc < 0)
-		return rc;
-	return done(sess_setenv(n->s, fh->var, fh->w.p, fam_value_len(&fh->w)));
+		return var_refuse(fh, rc);
+	fh->trunc = false;
+	return 0;
 }
 
-static int var_truncate(const struct node *n)
+static int var_flush(fuse_req_t req, struct fh *fh)
 {
-	return done(sess_setenv(n->s, n->var->name, "", 0));
+	(void)req;
+	if (fh->trunc) {
+		fh->trunc = false;
+		return done(var_apply(fh, "", 0));
+	}
+	return -fh->werr;
+}
+
+/* Only a truncation to 0 changes a value. */
+static int var_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	int rc;
+
+	(void)fh;
+	if (size != 0)
+		return 0;
+	rc = sess_takes(n->s, n->var->name, 0, false);
+	return rc < 0 ? rc : done(sess_setenv(n->s, n->var->name, "", 0));
 }
 
 static const struct fops var_ops = {
@@ -62,6 +233,7 @@ static const struct fops var_ops = {
 	.text = var_text,
 	.open = var_open,
 	.write = var_write,
+	.flush = var_flush,
 	.truncate = var_truncate,
 };
 
@@ -83,13 +255,20 @@ static void envdir_list(struct dirbuf *d, const struct node *dir)
 
 static int envdir_unlink(const struct node *dir, const char *name)
 {
-	return done(sess_unsetenv(dir->s, name));
+	int rc = envmap_get(&dir->s->env, name) ?
+			 sess_takes(dir->s, name, 0, true) :
+			 0;
+
+	return rc < 0 ? rc : done(sess_unsetenv(dir->s, name));
 }
 
 static int envdir_create(const struct node *dir, const char *name,
 			 fuse_ino_t *ino)
 {
-	int rc = sess_setenv(dir->s, name, "", 0);
+	int rc = sess_takes(dir->s, name, 0, false);
+
+	if (rc == 0)
+		rc = sess_setenv(dir->s, name, "", 0);
 
 	if (rc < 0)
 		return rc;
@@ -111,35 +290,22 @@ const struct fops fam_envdir_ops = {
 	.hold = env_hold,
 };
 
-static int rootvar_open(struct fh *fh, struct node *n,
-			struct fuse_file_info *fi)
+static int rootvar_truncate(const struct node *n, struct fh *fh, off_t size)
 {
-	(void)n;
-	if (fi->flags & O_TRUNC)
-		sess_root_setenv(fh->var, "", 0);
-	return 0;
-}
+	int rc;
 
-static int rootvar_write(fuse_req_t req, struct fh *fh, struct node *n,
-			 const char *buf, size_t size)
-{
-	int rc = fam_gather(fh, n->s, buf, size);
-
-	(void)req;
-	if (rc < 0)
-		return rc;
-	return done(sess_root_setenv(fh->var, fh->w.p, fam_value_len(&fh->w)));
-}
-
-static int rootvar_truncate(const struct node *n)
-{
-	return done(sess_root_setenv(n->var->name, "", 0));
+	(void)fh;
+	if (size != 0)
+		return 0;
+	rc = root_takes(n->var->name, 0, false);
+	return rc < 0 ? rc : done(sess_root_setenv(n->var->name, "", 0));
 }
 
 static const struct fops rootvar_ops = {
 	.text = var_text,
-	.open = rootvar_open,
-	.write = rootvar_write,
+	.open = var_open,
+	.write = var_write,
+	.flush = var_flush,
 	.truncate = rootvar_truncate,
 };
 
@@ -165,16 +331,21 @@ static void rootenv_list(struct dirbuf *d, const struct node *dir)
 
 static int rootenv_unlink(const struct node *dir, const char *name)
 {
+	int rc = envmap_get(sess_root_env(), name) ? root_takes(name, 0, true) :
+						     0;
+
 	(void)dir;
-	return done(sess_root_unsetenv(name));
+	return rc < 0 ? rc : done(sess_root_unsetenv(name));
 }
 
 static int rootenv_create(const struct node *dir, const char *name,
 			  fuse_ino_t *ino)
 {
-	int rc = sess_root_setenv(name, "", 0);
+	int rc = root_takes(name, 0, false);
 
 	(void)dir;
+	if (rc == 0)
+		rc = sess_root_setenv(name, "", 0);
 	if (rc < 0)
 		return rc;
 	*ino = tree_ino(envmap_get(sess_root_env(), name)->id, FT_ROOTENVVAR);

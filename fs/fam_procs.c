@@ -33,31 +33,40 @@ static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 }
 
 static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
-
 	(void)req;
-	if (rc == 0)
-		fh->dirty = true;
-	return rc;
+	return fam_cmd_write(fh, n->s, buf, size, off);
 }
 
-/* The close of cmd returns once the process has started. */
-static int cmd_flush(fuse_req_t req, struct fh *fh)
+static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	return fam_cmd_truncate(fh, n->s, size);
+}
+
+static int cmd_start(struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
 	int rc;
 
-	(void)req;
-	if (!fh->dirty || fh->werr)
-		return -fh->werr;
-	fh->dirty = false;
 	if (!s)
 		return -ENOENT;
 	rc = proc_start(s, fh->r, fh->w.p, fh->w.len);
 	fh->w.len = 0;
 	return rc;
+}
+
+/* The opener's close starts the process (as for a session's cmd) and
+ * returns once it has started. */
+static int cmd_flush(fuse_req_t req, struct fh *fh)
+{
+	return fam_cmd_starts(req, fh) ? cmd_start(fh) : -fh->werr;
+}
+
+static void cmd_release(struct fh *fh)
+{
+	if (fam_cmd_starts(NULL, fh))
+		cmd_start(fh);
 }
 
 static const struct fops cmd_ops = {
@@ -66,6 +75,8 @@ static const struct fops cmd_ops = {
 	.read = cmd_read,
 	.write = cmd_write,
 	.flush = cmd_flush,
+	.release = cmd_release,
+	.truncate = cmd_truncate,
 };
 
 static char *pid_text(const struct node *n, size_t *len)
@@ -91,10 +102,11 @@ static int stdin_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 }
 
 static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
-		       const char *buf, size_t size)
+		       const char *buf, size_t size, off_t off)
 {
 	int rc = proc_write(fh->r, buf, size);
 
+	(void)off;
 	(void)req;
 	(void)n;
 	return rc < 0 ? rc : 0;
@@ -103,8 +115,9 @@ static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 static const struct fops stdin_ops = { .open = stdin_open,
 				       .write = stdin_write };
 
-/* Carries out one line written to procs/NAME/ctl. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
+/* Checks one line written to procs/NAME/ctl, or carries it out. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
+		    bool apply)
 {
 	struct run *p = fh->r;
 	struct ctl_cmd c;
@@ -113,10 +126,12 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
 	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
 		sess_error(s,
 			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
-			   "SIGNAL or eof",
+			   "SIGNAL or eof; nothing of this write was done",
 			   p->name, (int)(len > 80 ? 80 : len), line);
 		return -EINVAL;
 	}
+	if (!apply)
+		return 0;
 	if (c.op == CTL_EOF)
 		proc_eof(p);
 	else if (proc_signal(p, c.sig) == 0)
@@ -125,11 +140,12 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
 }
 
 static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	int rc = fam_gather(fh, n->s, buf, size);
 
 	(void)req;
+	(void)off;
 	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
 }
 

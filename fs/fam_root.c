@@ -64,11 +64,12 @@ static bool only_killall(const char *buf, size_t size, bool *any)
 /* The root ctl: `killall` (one per line) ends every run and process of
  * every session; the write returns once they are gone. */
 static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	struct write_wait *w;
 	bool killall;
 
+	(void)off;
 	(void)fh;
 	(void)n;
 	if (!only_killall(buf, size, &killall))

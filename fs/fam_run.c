@@ -46,14 +46,15 @@ static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 }
 
 static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
-
 	(void)req;
-	if (rc == 0)
-		fh->dirty = true;
-	return rc;
+	return fam_cmd_write(fh, n->s, buf, size, off);
+}
+
+static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	return fam_cmd_truncate(fh, n->s, size);
 }
 
 static bool try_flush(struct park *p)
@@ -66,16 +67,13 @@ static bool try_flush(struct park *p)
 	return true;
 }
 
-/* The close of cmd queues the run, and returns once it has ended. */
-static int cmd_flush(fuse_req_t req, struct fh *fh)
+/* Queues what was written as a run; returns 0 or -errno. */
+static int cmd_start(struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
 	struct run *r;
 	int rc;
 
-	if (!fh->dirty || fh->werr)
-		return -fh->werr;
-	fh->dirty = false;
 	if (!s)
 		return -ENOENT;
 	if (fh->r) {
@@ -92,8 +90,32 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	}
 	if (fh->r != r)
 		fh_set_run(fh, r);
+	return 0;
+}
+
+/* The command is every byte written through the open file, also by
+ * processes that inherited it: only its opener's close queues the run,
+ * and returns once it has ended. A close before anything was written
+ * (bash's dup2 of a redirection) does nothing. */
+static int cmd_flush(fuse_req_t req, struct fh *fh)
+{
+	int rc;
+
+	if (!fam_cmd_starts(req, fh))
+		return -fh->werr;
+	rc = cmd_start(fh);
+	if (rc < 0)
+		return rc;
 	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
 	return FOPS_LATER;
+}
+
+/* Written after the opener's last close: the run starts now, and no
+ * close waits for it. */
+static void cmd_release(struct fh *fh)
+{
+	if (fam_cmd_starts(NULL, fh))
+		cmd_start(fh);
 }
 
 const struct fops fam_cmd_ops = {
@@ -102,6 +124,8 @@ const struct fops fam_cmd_ops = {
 	.read = cmd_read,
 	.write = cmd_write,
 	.flush = cmd_flush,
+	.release = cmd_release,
+	.truncate = cmd_truncate,
 };
 
 static off_t stdout_size(const struct node *n)
@@ -140,42 +164,42 @@ static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 
 const struct fops fam_output_ops = { .size = output_size, .read = output_read };
 
-static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+/* The output so far: stream is output that waits at its end. */
+static off_t stream_size(const struct node *n)
 {
-	(void)fh;
-	(void)n;
-	fi->nonseekable = 1;
-	return 0;
+	return n->r ? (off_t)n->r->all.size : 0;
 }
 
 static bool try_stream(struct park *p)
 {
 	struct fh *fh = p->fh;
 	struct run *r = fh->r;
+	uint64_t off = (uint64_t)p->off;
 
-	if (r && r->all.size > fh->cursor) {
-		fh->cursor += fam_reply_output(p->req, fh, p->size, fh->cursor);
+	if (r && r->all.size > off) {
+		fh->cursor = off + fam_reply_output(p->req, fh, p->size, off);
 		return true;
 	}
 	if (r && run_active(r))
 		return false;
+	fh->cursor = off;
 	fuse_reply_buf(p->req, NULL, 0);
 	return true;
 }
 
 static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, run_waiters, size, off, try_stream);
+	fam_read_or_park(req, fh, run_waiters, size, off, try_stream);
 }
 
+/* poll knows no offset: the end of the latest read stands for it. */
 static bool stream_readable(const struct fh *fh)
 {
 	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
 }
 
-/* Its size is 0: it has no end until the run has one. */
 const struct fops fam_stream_ops = {
-	.open = stream_open,
+	.size = stream_size,
 	.read = stream_read,
 	.readable = stream_readable,
 	.waiters = run_waiters,
@@ -202,7 +226,7 @@ static bool try_exit(struct park *p)
 
 static void exit_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_answer_or_park(req, fh, run_waiters, size, off, try_exit);
+	fam_read_or_park(req, fh, run_waiters, size, off, try_exit);
 }
 
 static bool exit_readable(const struct fh *fh)
@@ -249,11 +273,12 @@ static char *timeout_text(const struct node *n, size_t *len)
 
 /* The session's timeout, or (runs/N) a queued run's own. */
 static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
-			 const char *buf, size_t size)
+			 const char *buf, size_t size, off_t off)
 {
 	unsigned long long ms;
 	int rc = fam_gather(fh, n->s, buf, size);
 
+	(void)off;
 	(void)req;
 	if (rc < 0)
 		return rc;
@@ -297,8 +322,11 @@ static const struct fops latest_ops = { .size = latest_size,
 					.link = latest_link };
 
 static const struct fent run_tab[] = {
-	FAM_RUN_CMD_ROW,     FAM_RUN_OUT_ROWS, FAM_RUN_RESULT_ROW,
-	FAM_RUN_TIMEOUT_ROW, { 0 },
+	FAM_RUN_CMD_ROW,
+	FAM_RUN_OUT_ROWS,
+	FAM_RUN_RESULT_ROW,
+	FAM_RUN_TIMEOUT_ROW,
+	{ 0 },
 };
 
 static const struct fops run_ops = { .tab = run_tab };

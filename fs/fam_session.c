@@ -21,12 +21,13 @@ static char *cwd_text(const struct node *n, size_t *len)
 }
 
 static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	size_t len;
 	char *path;
 	int rc = fam_gather(fh, n->s, buf, size);
 
+	(void)off;
 	(void)req;
 	if (rc < 0)
 		return rc;
@@ -50,8 +51,9 @@ static char *error_text(const struct node *n, size_t *len)
 
 static const struct fops error_ops = { .text = error_text };
 
-/* Carries out one line written to a session's ctl. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
+/* Checks one line written to a session's ctl, or carries it out. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
+		    bool apply)
 {
 	struct ctl_cmd c;
 
@@ -60,10 +62,12 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
 	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
 		sess_error(s,
 			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
-			   "timeout MS",
+			   "timeout MS; nothing of this write was done",
 			   (int)(len > 80 ? 80 : len), line);
 		return -EINVAL;
 	}
+	if (!apply)
+		return 0;
 	if (c.op == CTL_KILL) {
 		if (sess_kill_run(s, c.sig, END_KILLED) == 0)
 			sess_error(s, "ctl: kill -%d of run %s", c.sig,
@@ -77,11 +81,12 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len)
 }
 
 static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size)
+		     const char *buf, size_t size, off_t off)
 {
 	int rc = fam_gather(fh, n->s, buf, size);
 
 	(void)req;
+	(void)off;
 	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
 }
 

@@ -1,8 +1,10 @@
 /*
  * fam_sessions.c - sessions/: mkdir makes a session, rmdir ends one,
- * reading clone makes one named by the smallest free number.
+ * opening clone for writing makes one named by the smallest free
+ * number.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include "fam.h"
@@ -10,27 +12,55 @@
 #include "fam_sessions.h"
 #include "sessions/log.h"
 
-static void clone_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+/* Opened for writing (`read id <> clone`), clone makes a session named
+ * by the smallest free number, and reads give "ID\n"; opened only to be
+ * read (grep -r, tar, backups) it makes nothing and reads are empty. */
+static int clone_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
-	struct fuse_ctx const *ctx = fuse_req_ctx(req);
 	char name[24];
 	struct sess *s;
 	int rc = -EEXIST;
 
-	for (unsigned i = 1; !fh->text && rc == -EEXIST; i++) {
+	(void)n;
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	for (unsigned i = 1; rc == -EEXIST; i++) {
 		snprintf(name, sizeof(name), "%u", i);
-		rc = sess_create(name, ctx->uid, ctx->gid, &s);
-		if (rc == 0 && asprintf(&fh->text, "%s\n", name) > 0)
-			fh->tlen = strlen(fh->text);
+		rc = sess_create(name, fh->uid, fh->gid, &s);
 	}
-	if (!fh->text && rc < 0) {
-		fuse_reply_err(req, -rc);
-		return;
+	if (rc < 0) {
+		log_msg(LOG_WARNING, "sessions/clone: %s", strerror(-rc));
+		return rc;
 	}
+	if (asprintf(&fh->text, "%s\n", name) < 0) {
+		fh->text = NULL;
+		return -ENOMEM;
+	}
+	fh->tlen = strlen(fh->text);
+	return 0;
+}
+
+static void clone_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
 	fam_reply_text(req, fh->text, fh->tlen, size, off);
 }
 
-static const struct fops clone_ops = { .read = clone_read };
+/* What is written to clone means nothing. */
+static int clone_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size, off_t off)
+{
+	(void)req;
+	(void)fh;
+	(void)n;
+	(void)buf;
+	(void)size;
+	(void)off;
+	return 0;
+}
+
+static const struct fops clone_ops = { .open = clone_open,
+				       .read = clone_read,
+				       .write = clone_write };
 
 static fuse_ino_t sessions_lookup(const struct node *dir, const char *name,
 				  double *ttl)
@@ -92,7 +122,7 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 }
 
 static const struct fent sessions_tab[] = {
-	{ "clone", FT_CLONE, FENT_RO, &clone_ops, 0, HOME_DIR },
+	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, 0, HOME_DIR },
 	{ 0 },
 };
 

@@ -198,6 +198,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fh = fh_new(&n);
+	if (fh)
+		fh_opened(fh, req, fi);
 	if (fh && ops_of(n.ft)->open)
 		rc = ops_of(n.ft)->open(fh, &n, fi);
 	if (!fh || rc < 0) {
@@ -221,6 +223,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct node n;
 	size_t len = 0;
 
+	fh->flags = fi->flags;
 	if (o->read) {
 		o->read(req, fh, size, off);
 		return;
@@ -296,14 +299,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	const struct fops *o = ops_of(fh->fe->ft);
 	struct node n;
 
-	(void)off;
+	fh->flags = fi->flags;
 	if (!resolve(req, ino, &n))
 		return;
 	if (fh->werr) {
 		fuse_reply_err(req, fh->werr);
 		return;
 	}
-	answer(req, o->write ? o->write(req, fh, &n, buf, size) : -EACCES,
+	answer(req, o->write ? o->write(req, fh, &n, buf, size, off) : -EACCES,
 	       ok_write, &size);
 }
 
@@ -319,8 +322,13 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
+	struct fh *fh = fh_of(fi);
+	const struct fops *o = ops_of(fh->fe->ft);
+
 	(void)ino;
-	fh_free(fh_of(fi));
+	if (o->release)
+		o->release(fh);
+	fh_free(fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -431,6 +439,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, rc < 0 ? -rc : ENOMEM);
 		return;
 	}
+	fh_opened(fh, req, fi);
+	fh->created = true;
 	fill_attr(e.ino, &n, &e.attr);
 	fi->fh = (uintptr_t)fh;
 	fi->direct_io = 1;
@@ -442,6 +452,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	const struct fops *o;
 	struct node n;
+	int rc = 0;
 
 	if (!resolve(req, ino, &n))
 		return;
@@ -455,9 +466,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		return;
 	}
 	o = ops_of(n.ft);
-	if ((to_set & FUSE_SET_ATTR_SIZE) && attr->st_size == 0 && o->truncate)
-		o->truncate(&n);
-	op_getattr(req, ino, fi);
+	if ((to_set & FUSE_SET_ATTR_SIZE) && o->truncate)
+		rc = o->truncate(&n, fi && fi->fh ? fh_of(fi) : NULL,
+				 attr->st_size);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		op_getattr(req, ino, fi);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -140,17 +140,24 @@ struct fops {
 	int (*open)(struct fh *fh, struct node *n, struct fuse_file_info *fi);
 	/* A read that is not of text: answers it (or parks it). */
 	void (*read)(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+	/* A write of size bytes at off (the file offset the kernel gives;
+	 * the end of the file with O_APPEND). */
 	int (*write)(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size);
+		     const char *buf, size_t size, off_t off);
+	/* Every close(2) of a descriptor of fh, by any process (FLUSH). */
 	int (*flush)(fuse_req_t req, struct fh *fh);
+	/* The last descriptor is gone (RELEASE); fh is freed after it. */
+	void (*release)(struct fh *fh);
 	/* poll(2): true when a read would not block (default: always),
 	 * and the list a poll watch waits in until it is (fs/park.c); a
 	 * family that changes what is readable calls park_wake_list on it.
 	 * Both or neither. */
 	bool (*readable)(const struct fh *fh);
 	struct list *(*waiters)(struct fh *fh);
-	/* Truncation to 0 (setattr); the default changes nothing. */
-	int (*truncate)(const struct node *n);
+	/* Truncation to size (setattr), through the open file fh when the
+	 * caller gave one (ftruncate), else NULL; the default changes
+	 * nothing. */
+	int (*truncate)(const struct node *n, struct fh *fh, off_t size);
 	/* A symlink's target. */
 	const char *(*link)(const struct node *n);
 };

@@ -144,8 +144,19 @@ int envmap_assign(struct envmap *dst, const struct envmap *src)
 				src->v[i]->len);
 		if (rc < 0)
 			return rc;
+		envmap_get(dst, src->v[i]->name)->readonly =
+			src->v[i]->readonly;
 	}
 	return 0;
+}
+
+size_t envmap_exec_bytes(const struct envmap *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += strlen(m->v[i]->name) + m->v[i]->len + 2 + sizeof(char *);
+	return n;
 }
 
 char **envmap_envp(const struct envmap *m)
@@ -267,12 +278,14 @@ static int parse_decl(struct envmap *m, const char *s, size_t len, size_t *i,
 		      bool flags)
 {
 	struct bytes name = { 0 }, val = { 0 };
-	bool skip = false, has_val = false;
+	bool skip = false, has_val = false, ro = false;
 	int rc = 0;
 
 	for (; flags && *i < len && s[*i] != ' '; (*i)++)
 		if (s[*i] == 'a' || s[*i] == 'A' || s[*i] == 'f')
 			skip = true;
+		else if (s[*i] == 'r')
+			ro = true;
 	if (flags && *i < len)
 		(*i)++;
 	while (*i < len && s[*i] != '=' && s[*i] != '\n' && rc == 0)
@@ -289,8 +302,11 @@ static int parse_decl(struct envmap *m, const char *s, size_t len, size_t *i,
 	 * The text may not be bash's (the EXIT trap's file "env" is the
 	 * user's to overwrite): a name or value env/ could not hold is out. */
 	if (rc == 0 && !skip && has_val && name_env_valid(name.p) &&
-	    name_env_value_valid(val.p ? val.p : "", val.n))
+	    name_env_value_valid(val.p ? val.p : "", val.n)) {
 		rc = envmap_set(m, name.p, val.p ? val.p : "", val.n);
+		if (rc == 0)
+			envmap_get(m, name.p)->readonly = ro;
+	}
 	free(name.p);
 	free(val.p);
 	return rc;

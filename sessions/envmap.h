@@ -5,6 +5,7 @@
 #ifndef SFS_ENVMAP_H
 #define SFS_ENVMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "objs.h"
@@ -15,6 +16,7 @@ struct envvar {
 	char *name;
 	char *value;
 	size_t len;
+	bool readonly; /* the shell reported it readonly (declare -r) */
 };
 
 struct envmap {
@@ -34,6 +36,9 @@ int envmap_unset(struct envmap *m, const char *name);
 /* Makes dst hold exactly the variables of src, keeping the ids of names
  * that stay. */
 int envmap_assign(struct envmap *dst, const struct envmap *src);
+/* What m takes of execve's room for arguments and environment: each
+ * "NAME=VALUE" with its NUL and its pointer. */
+size_t envmap_exec_bytes(const struct envmap *m);
 /* A NULL-terminated "NAME=VALUE" array for execve; free with free(). */
 char **envmap_envp(const struct envmap *m);
 /* Fills m (emptied first) from `export -p` text. Lines it does not

@@ -7,21 +7,23 @@
 #include <string.h>
 #include <time.h>
 #include "errlog.h"
+#include "names.h"
 #include "log.h"
 #include "sess.h"
 
 void sess_error(struct sess *s, const char *fmt, ...)
 {
 	struct errlog *e = &s->errs;
-	char msg[1024], line[1200], when[32];
+	char raw[1024], msg[1024], line[1200], when[32];
 	time_t t = time(NULL);
 	struct tm tm;
 	va_list ap;
 	unsigned slot;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	name_escape(msg, sizeof(msg), raw); /* one refusal, one line */
 	log_msg(LOG_WARNING, "session %s: %s", s->name, msg);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -4,6 +4,7 @@
  * paths until they pass.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "names.h"
 
@@ -68,4 +69,27 @@ int name_parse_u64(const char *s, size_t len, unsigned long long *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+void name_escape(char *dst, size_t cap, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 5 <= cap; src++) {
+		unsigned char c = (unsigned char)*src;
+		const char *e = c == '\n' ? "\\n" :
+				c == '\t' ? "\\t" :
+				c == '\r' ? "\\r" :
+				c == '\\' ? "\\\\" :
+					    NULL;
+
+		if (e)
+			o += (size_t)snprintf(dst + o, cap - o, "%s", e);
+		else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(dst + o, cap - o, "\\x%02x", c);
+		else
+			dst[o++] = (char)c;
+	}
+	if (cap)
+		dst[o < cap ? o : cap - 1] = '\0';
 }

@@ -16,6 +16,10 @@ bool name_valid(const char *name);
 bool name_env_valid(const char *name);
 /* Environment values: any bytes but NUL. */
 bool name_env_value_valid(const char *val, size_t len);
+/* Copies src into dst (cap bytes, NUL-terminated, cut to fit) so that it
+ * is one line of text: a control byte or DEL becomes \n, \t, \r or \xHH
+ * and a backslash \\. */
+void name_escape(char *dst, size_t cap, const char *src);
 /* Parses a non-negative decimal with optional surrounding blanks/newline. */
 int name_parse_u64(const char *s, size_t len, unsigned long long *out);
 

@@ -343,14 +343,14 @@ for f in "" env ctl sessions/default sessions/default/cmd; do
 	assert_eq "0:0" "${got% *}" "the mounter's: ${f:-the mount root} belongs to 0:0"
 done
 asu u1
-got=$(timeout -k 2 "$SFS_T" "${AS[@]}" cat "$MNT/sessions/clone" 2>&1)
+got=$(timeout -k 2 "$SFS_T" "${AS[@]}" bash -c 'cat <>"$1"' _ "$MNT/sessions/clone" 2>&1)
 if [ -n "$got" ] && [ -d "$MNT/sessions/${got%$'\n'}" ]; then
 	got=${got%$'\n'}
 	w="${UID_OF[u1]}:${GID_OF[u1]} 700"
 	assert_eq "$w" "$(owner_of "$MNT/sessions/$got")" "a session u1 made with clone: owner u1, mode 700"
 	timeout 10 "${AS[@]}" rmdir "$MNT/sessions/$got"
 else
-	fail "a session u1 made with clone: owner u1, mode 700" "cat sessions/clone as u1 gave $(sfs_q "$got")"
+	fail "a session u1 made with clone: owner u1, mode 700" "cat <> sessions/clone as u1 gave $(sfs_q "$got")"
 fi
 
 # each user's runs and processes run as that user
@@ -450,8 +450,8 @@ if sfs_start_mount "max_sessions_per_user = $LIMIT" -o allow_other -c "$CFG"; th
 	done
 	assert_errno "$(errno_text "$LIMIT_ERRNO")" "limit: u1's session $((LIMIT + 1)) is $LIMIT_ERRNO" \
 		"${AS[@]}" mkdir "$MNT/sessions/a$((LIMIT + 1))"
-	assert_errno "$(errno_text "$LIMIT_ERRNO")" "limit: u1 reading sessions/clone is $LIMIT_ERRNO" \
-		"${AS[@]}" cat "$MNT/sessions/clone"
+	assert_errno "$(errno_text "$LIMIT_ERRNO")" "limit: u1 opening sessions/clone to write is $LIMIT_ERRNO" \
+		"${AS[@]}" bash -c 'cat <>"$1"' _ "$MNT/sessions/clone"
 	assert_errno "$(errno_text "$LIMIT_ERRNO")" "limit: u1 in a user namespace is counted as u1 ($LIMIT_ERRNO)" \
 		"${AS[@]}" unshare -U -r mkdir "$MNT/sessions/a-ns"
 	asu u2

@@ -390,6 +390,32 @@ START_TEST(parse_flags)
 }
 END_TEST
 
+/* declare -r marks a variable readonly, and assign carries the mark. */
+START_TEST(parse_readonly)
+{
+	struct envmap m, d;
+
+	envmap_init(&m, OBJ_NONE, NULL);
+	envmap_init(&d, OBJ_NONE, NULL);
+	parse(&m, "declare -rx R=\"1\"\n"
+		  "declare -irx IR=\"7\"\n"
+		  "declare -x W=\"2\"\n");
+	ck_assert(envmap_get(&m, "R")->readonly);
+	ck_assert(envmap_get(&m, "IR")->readonly);
+	ck_assert(!envmap_get(&m, "W")->readonly);
+	set(&d, "R", "0");
+	ck_assert(!envmap_get(&d, "R")->readonly);
+	ck_assert_int_eq(envmap_assign(&d, &m), 0);
+	ck_assert(envmap_get(&d, "R")->readonly);
+	ck_assert(!envmap_get(&d, "W")->readonly);
+	/* "R=1" "IR=7" "W=2": 4 bytes each with the NUL, and 3 pointers */
+	ck_assert_uint_eq(envmap_exec_bytes(&d),
+			  3 * 4 + 1 + 3 * sizeof(char *));
+	envmap_free(&m);
+	envmap_free(&d);
+}
+END_TEST
+
 /* An array element with a newline does not start a line of its own. */
 START_TEST(parse_array_newline)
 {
@@ -812,6 +838,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, parse_double_quoted);
 	tcase_add_test(tc, parse_ansi_c);
 	tcase_add_test(tc, parse_flags);
+	tcase_add_test(tc, parse_readonly);
 	tcase_add_test(tc, parse_array_newline);
 	tcase_add_test(tc, parse_posix);
 	tcase_add_test(tc, parse_posix_arrays);

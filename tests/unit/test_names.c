@@ -247,6 +247,22 @@ START_TEST(u64_len)
 }
 END_TEST
 
+/* What a refusal quotes stays on one line, and is cut to fit. */
+START_TEST(escape)
+{
+	char out[64];
+
+	name_escape(out, sizeof(out), "/tmp\n\tx\\y\x01\x7f\xc3\xa9");
+	ck_assert_str_eq(out, "/tmp\\n\\tx\\\\y\\x01\\x7f\xc3\xa9");
+	name_escape(out, 8, "abcdefghijkl");
+	ck_assert_str_eq(out, "abcd");
+	name_escape(out, 8, "\n\n\n\n");
+	ck_assert_str_eq(out, "\\n\\n");
+	name_escape(out, 1, "abc");
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("names");
@@ -263,6 +279,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, env_name_length);
 	tcase_add_test(tc, env_name_every_byte);
 	tcase_add_test(tc, env_value);
+	tcase_add_test(tc, escape);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("u64");
 	tcase_add_test(tc, u64_ok);

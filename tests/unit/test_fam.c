@@ -1,0 +1,143 @@
+/* test_fam.c - what the file families share: bytes written at offsets
+ * (cmd), truncation, and lines carried out all or nothing (ctl). */
+#include <errno.h>
+#include <stddef.h>
+#include "conf/conf.h"
+#include "fs/fam.h"
+#include "unit.h"
+
+static struct fent row = { "cmd", FT_CMD, FENT_RW, NULL, 0, HOME_DIR };
+
+static struct fh *fresh(void)
+{
+	struct fh *fh = calloc(1, sizeof(*fh));
+
+	ck_assert_ptr_nonnull(fh);
+	fh->fe = &row;
+	return fh;
+}
+
+static void drop(struct fh *fh)
+{
+	free(fh->w.p);
+	free(fh);
+}
+
+static void want(const struct fh *fh, const char *bytes, size_t len)
+{
+	ck_assert_uint_eq(fh->w.len, len);
+	ck_assert(memcmp(fh->w.p, bytes, len) == 0);
+}
+
+/* Writes land at their offsets; a gap is NUL bytes; O_APPEND appends. */
+START_TEST(write_at)
+{
+	struct fh *fh = fresh();
+
+	ck_assert_int_eq(fam_write_at(fh, NULL, "echo AAAA\n", 10, 0), 0);
+	ck_assert_int_eq(fam_write_at(fh, NULL, "BB", 2, 5), 0);
+	want(fh, "echo BBAA\n", 10);
+	ck_assert_int_eq(fam_write_at(fh, NULL, "x", 1, 13), 0);
+	want(fh, "echo BBAA\n\0\0\0x", 14);
+	ck_assert_int_eq(fam_write_at(fh, NULL, "yz", 2, 13), 0);
+	want(fh, "echo BBAA\n\0\0\0yz", 15);
+	fh->flags = O_WRONLY | O_APPEND;
+	ck_assert_int_eq(fam_write_at(fh, NULL, "!", 1, 2), 0);
+	want(fh, "echo BBAA\n\0\0\0yz!", 16);
+	drop(fh);
+}
+END_TEST
+
+START_TEST(resize)
+{
+	struct fh *fh = fresh();
+
+	ck_assert_int_eq(fam_write_at(fh, NULL, "echo one\n", 9, 0), 0);
+	ck_assert_int_eq(fam_resize(fh, NULL, 4), 0);
+	want(fh, "echo", 4);
+	ck_assert_int_eq(fam_resize(fh, NULL, 6), 0);
+	want(fh, "echo\0\0", 6);
+	ck_assert_int_eq(fam_resize(fh, NULL, -1), -EINVAL);
+	drop(fh);
+}
+END_TEST
+
+/* Past max_command_bytes: E2BIG, sticky, wherever the bytes land. */
+START_TEST(too_long)
+{
+	struct fh *fh = fresh();
+
+	ck_assert_int_eq(fam_write_at(fh, NULL, "ab", 2, 99), -E2BIG);
+	ck_assert_int_eq(fh->werr, E2BIG);
+	ck_assert_uint_eq(fh->w.len, 0);
+	ck_assert_int_eq(fam_resize(fh, NULL, 101), -E2BIG);
+	drop(fh);
+}
+END_TEST
+
+static char done[256];
+
+/* "bad" is refused; anything else is recorded when applied. */
+static int line(struct fh *fh, struct sess *s, const char *l, size_t len,
+		bool apply)
+{
+	(void)fh;
+	(void)s;
+	if (len == 3 && memcmp(l, "bad", 3) == 0)
+		return -EINVAL;
+	if (apply)
+		snprintf(done + strlen(done), sizeof(done) - strlen(done),
+			 "%.*s;", (int)len, l);
+	return 0;
+}
+
+START_TEST(lines_all_or_nothing)
+{
+	struct fh *fh = fresh();
+
+	done[0] = '\0';
+	sb_add(&fh->w, "a\nb\npart", 8);
+	ck_assert_int_eq(fam_lines(fh, NULL, false, line), 0);
+	ck_assert_str_eq(done, "a;b;");
+	want(fh, "part", 4); /* a line without its newline waits */
+	sb_add(&fh->w, "\nbad\nkill\n", 10);
+	ck_assert_int_eq(fam_lines(fh, NULL, false, line), -EINVAL);
+	ck_assert_str_eq(done, "a;b;"); /* not part, not kill */
+	ck_assert_uint_eq(fh->w.len, 0);
+	ck_assert_int_eq(fh->werr, EINVAL);
+	drop(fh);
+}
+END_TEST
+
+START_TEST(lines_at_close)
+{
+	struct fh *fh = fresh();
+
+	done[0] = '\0';
+	sb_add(&fh->w, "x\n\ny", 4);
+	ck_assert_int_eq(fam_lines(fh, NULL, true, line), 0);
+	ck_assert_str_eq(done, "x;y;");
+	ck_assert_uint_eq(fh->w.len, 0);
+	drop(fh);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fam");
+	TCase *tc = tcase_create("written");
+
+	tcase_add_test(tc, write_at);
+	tcase_add_test(tc, resize);
+	tcase_add_test(tc, too_long);
+	tcase_add_test(tc, lines_all_or_nothing);
+	tcase_add_test(tc, lines_at_close);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	conf.max_command_bytes = 100;
+	return unit_run(suite());
+}
