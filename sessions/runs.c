@@ -93,6 +93,7 @@ static void finish_active(struct sess *s, int code, int sig)
 		code = 124;
 	else if (r->end == END_KILLED)
 		code = 128 + r->sig;
+	kill_run_ended(s);
 	s->active = NULL;
 	s->kill_stage = 0;
 	if (s->reset) {
