@@ -338,5 +338,6 @@ void sess_reset(struct sess *s)
 		sess_kill_run(s, SIGTERM, END_KILLED);
 		return;
 	}
+	kill_leftovers(s, SIGTERM); /* a new shell starts with nothing left */
 	driver_retire(s);
 }

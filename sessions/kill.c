@@ -25,6 +25,9 @@ struct killall_wait {
 	struct killall_wait *next;
 };
 static struct killall_wait *killall_waits;
+/* Looks again whether killall is done: a leftover that is the idle
+ * shell's child is reaped by the shell, and its exit never reaches us. */
+static struct loop_timer killall_timer;
 
 /* Processes of a session signalled at one moment, KILLed at `at` if they
  * are still in the session then. Only those: a run started meanwhile is
@@ -123,9 +126,18 @@ void kill_fini(void)
 int sess_kill_run(struct sess *s, int sig, enum run_end end)
 {
 	struct run *r = s->active;
+	int n;
 
-	if (!r || r->state != RUN_RUNNING)
+	if (!r || r->state != RUN_RUNNING) {
+		/* background jobs of earlier runs are the session's too */
+		n = kill_leftovers(s, sig);
+		if (n > 0)
+			sess_error(s,
+				   "kill -%d of %d processes left by "
+				   "earlier runs",
+				   sig, n);
 		return -ESRCH;
+	}
 	if (r->end == END_NONE) {
 		r->end = end;
 		r->sig = sig;
@@ -202,6 +214,8 @@ static bool anything_running(void)
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		if (s->active && s->active->state == RUN_RUNNING)
 			return true;
+		if (contain_signal(&s->cg, 0, s->pid) > 0)
+			return true;
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
 			if (list_entry(l, struct run, link)->state ==
@@ -209,6 +223,12 @@ static bool anything_running(void)
 				return true;
 	}
 	return false;
+}
+
+static void on_killall_timer(struct loop_timer *t)
+{
+	(void)t;
+	killall_check();
 }
 
 void killall_check(void)
@@ -221,6 +241,11 @@ void killall_check(void)
 		k->cb(k->arg);
 		free(k);
 	}
+	if (killall_waits)
+		loop_timer_add(&killall_timer, loop_now_ms() + KILL_POLL_MS,
+			       on_killall_timer, NULL);
+	else
+		loop_timer_del(&killall_timer);
 }
 
 void sess_killall(void (*cb)(void *), void *arg)
