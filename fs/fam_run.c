@@ -66,10 +66,21 @@ static bool try_flush(struct park *p)
 	return true;
 }
 
+/* Ctrl-C on the writer: its run goes (canceled, or killed with INT). */
+static void flush_interrupted(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct sess *s = sess_get(fh->sid);
+
+	if (s)
+		sess_interrupt_run(s, fh->r);
+}
+
 /* The close of cmd queues the run, and returns once it has ended. */
 static int cmd_flush(fuse_req_t req, struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
+	struct park how;
 	struct run *r;
 	int rc;
 
@@ -92,7 +103,12 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	}
 	if (fh->r != r)
 		fh_set_run(fh, r);
-	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
+	how = (struct park){ .req = req,
+			     .fh = fh,
+			     .retry = try_flush,
+			     .interrupted = flush_interrupted };
+	if (!try_flush(&how) && !park_add(run_waiters(fh), &how))
+		fuse_reply_err(req, ENOMEM);
 	return FOPS_LATER;
 }
 

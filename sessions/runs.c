@@ -219,6 +219,22 @@ void runs_cancel_queued(struct sess *s)
 	}
 }
 
+int sess_interrupt_run(struct sess *s, struct run *r)
+{
+	if (r->state == RUN_QUEUED && r->has_cmd && r->sess == s) {
+		list_del(&r->qlink);
+		sess_error(s, "run %s: its writer was interrupted; canceled",
+			   r->name);
+		run_finish(r, 128 + SIGINT, SIGINT, END_CANCELED);
+		return 0;
+	}
+	if (r != s->active || r->state != RUN_RUNNING)
+		return -ESRCH;
+	sess_error(s, "run %s: its writer was interrupted; kill -%d", r->name,
+		   SIGINT);
+	return sess_kill_run(s, SIGINT, END_KILLED);
+}
+
 void runs_free_all(struct sess *s)
 {
 	struct list *p, *n;

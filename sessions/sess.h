@@ -114,6 +114,10 @@ int sess_remove_run(struct sess *s, struct run *r);
  * the session's processes but its shell get sig, and KILL after the
  * grace: background jobs of earlier runs). */
 int sess_kill_run(struct sess *s, int sig, enum run_end end);
+/* The writer of r's cmd was interrupted (Ctrl-C): a queued r is
+ * canceled, a running one killed with SIGINT (then KILL after the
+ * grace); both exit 130. -ESRCH when r is over. */
+int sess_interrupt_run(struct sess *s, struct run *r);
 /* A fresh shell with the same cwd and exported variables. */
 void sess_reset(struct sess *s);
 /* The newest run, or NULL. */
