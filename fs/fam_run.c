@@ -59,10 +59,14 @@ static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
 static bool try_flush(struct park *p)
 {
 	struct fh *fh = p->fh;
+	struct sess *s = sess_get(fh->sid);
 
 	if (run_active(fh->r))
 		return false;
-	fuse_reply_err(p->req, 0);
+	/* canceled, or ended by the deletion of its session */
+	fuse_reply_err(p->req, fh->r->end == END_CANCELED || !s || s->dying ?
+				       ECANCELED :
+				       0);
 	return true;
 }
 
