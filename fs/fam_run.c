@@ -60,11 +60,25 @@ static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
 static bool try_flush(struct park *p)
 {
 	struct fh *fh = p->fh;
+	struct sess *s = sess_get(fh->sid);
 
 	if (run_active(fh->r))
 		return false;
-	fuse_reply_err(p->req, 0);
+	/* canceled, or ended by the deletion of its session */
+	fuse_reply_err(p->req, fh->r->end == END_CANCELED || !s || s->dying ?
+				       ECANCELED :
+				       0);
 	return true;
+}
+
+/* Ctrl-C on the writer: its run goes (canceled, or killed with INT). */
+static void flush_interrupted(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct sess *s = sess_get(fh->sid);
+
+	if (s)
+		sess_interrupt_run(s, fh->r);
 }
 
 /* Queues what was written as a run; returns 0 or -errno. */
@@ -99,6 +113,7 @@ static int cmd_start(struct fh *fh)
  * (bash's dup2 of a redirection) does nothing. */
 static int cmd_flush(fuse_req_t req, struct fh *fh)
 {
+	struct park how;
 	int rc;
 
 	if (!fam_cmd_starts(req, fh))
@@ -106,7 +121,12 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 	rc = cmd_start(fh);
 	if (rc < 0)
 		return rc;
-	fam_answer_or_park(req, fh, run_waiters, 0, 0, try_flush);
+	how = (struct park){ .req = req,
+			     .fh = fh,
+			     .retry = try_flush,
+			     .interrupted = flush_interrupted };
+	if (!try_flush(&how) && !park_add(run_waiters(fh), &how))
+		fuse_reply_err(req, ENOMEM);
 	return FOPS_LATER;
 }
 

@@ -3,7 +3,10 @@
  *
  * libfuse calls the interrupt function from inside request processing;
  * the request is only moved to a list there and answered afterwards, so
- * no reply is sent while libfuse holds the request's lock.
+ * no reply is sent while libfuse holds the request's lock. A signal to a
+ * process blocked in a FUSE request (SIGINT, SIGTERM, SIGKILL: the kernel
+ * sends INTERRUPT, and for a FLUSH waits for the answer whatever the
+ * signal) is seen here only as that interrupt.
  *
  * Held env/ requests are kept here, in one list tagged with their
  * session's id: there are few (they wait well under a millisecond), and
@@ -129,6 +132,9 @@ void park_idle(void)
 			list_entry(interrupted.next, struct park, link);
 
 		list_del(&p->link);
+		/* before the reply: p->fh lives until the release after it */
+		if (p->interrupted)
+			p->interrupted(p);
 		fuse_reply_err(p->req, EINTR);
 		park_free(p);
 	}

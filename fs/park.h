@@ -5,7 +5,7 @@
  * shell's report of its variables is held until they are known (a
  * fraction of a millisecond later), then done again. They cost only this
  * record while they wait; no thread is held. Interrupted requests get
- * EINTR.
+ * EINTR, after what their `interrupted` says is done.
  */
 #ifndef SFS_PARK_H
 #define SFS_PARK_H
@@ -24,6 +24,9 @@ struct park {
 	/* Tries to answer; returns true once it has replied. A held request
 	 * is done again: its retry always answers. */
 	bool (*retry)(struct park *p);
+	/* What an interrupt does besides the EINTR reply, or NULL (the
+	 * close of cmd cancels or kills its run). */
+	void (*interrupted)(struct park *p);
 	/* A held request: its session, and what to do again. */
 	uint64_t sid;
 	fuse_ino_t ino;
@@ -47,7 +50,7 @@ void park_wake(struct run *r);
 bool park_hold(const struct park *how, const char *name);
 /* Does again what was held for s (sess_env_ready_hook). */
 void park_env_ready(struct sess *s);
-/* Answers interrupted requests with EINTR, and lets requests held for a
+/* Does what interrupted requests ask, answers them with EINTR, and lets requests held for a
  * session that is gone go (called after each batch). */
 void park_idle(void);
 

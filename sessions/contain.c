@@ -228,8 +228,16 @@ int contain_add(const struct contain *c, pid_t who)
 	return rc;
 }
 
-/* Sends sig to every process of the cgroup but except. */
-static int cgroup_each(const struct contain *c, int sig, pid_t except)
+/* What is done to each process found: fn(pid, arg), which says whether
+ * it counts. */
+struct each {
+	bool (*fn)(pid_t pid, void *arg);
+	void *arg;
+};
+
+/* Calls how->fn for every process of the cgroup but except. */
+static int cgroup_each(const struct contain *c, pid_t except,
+		       const struct each *how)
 {
 	int fd = openat(c->dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -242,7 +250,7 @@ static int cgroup_each(const struct contain *c, int sig, pid_t except)
 		return 0;
 	}
 	while (fscanf(f, "%ld", &pid) == 1)
-		if ((pid_t)pid != except && kill((pid_t)pid, sig) == 0)
+		if ((pid_t)pid != except && how->fn((pid_t)pid, how->arg))
 			n++;
 	fclose(f);
 	return n;
@@ -271,7 +279,8 @@ static int proc_stat(long pid, long *ppid, long *sid)
 }
 
 /* Fallback: processes in the leader's session, or below the leader. */
-static int proc_each(const struct contain *c, int sig, pid_t except)
+static int proc_each(const struct contain *c, pid_t except,
+		     const struct each *how)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -299,17 +308,55 @@ static int proc_each(const struct contain *c, int sig, pid_t except)
 			if (proc_stat(up, &ppid, &usid) < 0)
 				break;
 		}
-		if (mine && kill((pid_t)pid, sig) == 0)
+		if (mine && how->fn((pid_t)pid, how->arg))
 			n++;
 	}
 	closedir(d);
 	return n;
 }
 
+static int each(const struct contain *c, pid_t except, const struct each *how)
+{
+	return c->dfd >= 0 ? cgroup_each(c, except, how) :
+			     proc_each(c, except, how);
+}
+
+static bool signal_one(pid_t pid, void *arg)
+{
+	return kill(pid, *(int *)arg) == 0;
+}
+
 int contain_signal(const struct contain *c, int sig, pid_t except)
 {
-	return c->dfd >= 0 ? cgroup_each(c, sig, except) :
-			     proc_each(c, sig, except);
+	struct each how = { signal_one, &sig };
+
+	return each(c, except, &how);
+}
+
+/* Appends pid to the growing list *arg (a struct contain_pids). */
+static bool collect(pid_t pid, void *arg)
+{
+	struct contain_pids *l = arg;
+	pid_t *p;
+
+	if (l->n == l->cap) {
+		p = realloc(l->pid, (l->cap ? l->cap * 2 : 16) * sizeof(*p));
+		if (!p)
+			return false;
+		l->pid = p;
+		l->cap = l->cap ? l->cap * 2 : 16;
+	}
+	l->pid[l->n++] = pid;
+	return true;
+}
+
+int contain_pids(const struct contain *c, pid_t except, struct contain_pids *l)
+{
+	struct each how = { collect, l };
+
+	*l = (struct contain_pids){ 0 };
+	each(c, except, &how);
+	return l->n;
 }
 
 void contain_kill(const struct contain *c)
@@ -317,7 +364,7 @@ void contain_kill(const struct contain *c)
 	if (c->dfd >= 0)
 		write_file(c->dfd, "cgroup.kill", "1");
 	else
-		proc_each(c, SIGKILL, 0);
+		contain_signal(c, SIGKILL, 0);
 }
 
 bool contain_empty(const struct contain *c)
@@ -327,7 +374,7 @@ bool contain_empty(const struct contain *c)
 	ssize_t n;
 
 	if (c->dfd < 0)
-		return proc_each(c, 0, 0) == 0;
+		return contain_signal(c, 0, 0) == 0;
 	fd = openat(c->dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return true;

@@ -44,6 +44,13 @@ int contain_add(const struct contain *c, pid_t pid);
 int contain_enter(const struct contain *c);
 /* Sends sig to every process of c but `except`; returns how many. */
 int contain_signal(const struct contain *c, int sig, pid_t except);
+/* The processes of c at one moment (pid[0..n-1]; free pid). */
+struct contain_pids {
+	pid_t *pid;
+	int n, cap;
+};
+/* Lists every process of c but `except` into *l. Returns how many. */
+int contain_pids(const struct contain *c, pid_t except, struct contain_pids *l);
 /* SIGKILL to every process of c. */
 void contain_kill(const struct contain *c);
 /* True when no process of c is left. */

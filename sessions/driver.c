@@ -19,6 +19,7 @@
 #include "chores.h"
 #include "driver.h"
 #include "env.h"
+#include "kill.h"
 #include "log.h"
 #include "output.h"
 #include "sess.h"
@@ -187,6 +188,19 @@ static void read_state(struct sess *s)
 	}
 }
 
+/* The shell died in the middle of a run: what the run started ends
+ * with it (TERM, then KILL after the grace), as a kill would end it. */
+static void leftovers_of_run(struct sess *s)
+{
+	int n = kill_leftovers(s, SIGTERM);
+
+	if (n > 0)
+		sess_error(s,
+			   "run %s: the shell died; TERM to the %d processes "
+			   "it left",
+			   s->active->name, n);
+}
+
 /* The shell of s ended (wstatus from waitpid). */
 static void shell_gone(struct reap_watch *w, int wstatus)
 {
@@ -202,6 +216,8 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 	read_state(s);
 	if (s->kill_stage)
 		contain_signal(&s->cg, SIGKILL, 0); /* forked during the kill */
+	else if (s->active && !s->dying)
+		leftovers_of_run(s);
 	if (s->active) {
 		if (!s->dying)
 			log_msg(LOG_NOTICE,
@@ -322,5 +338,6 @@ void sess_reset(struct sess *s)
 		sess_kill_run(s, SIGTERM, END_KILLED);
 		return;
 	}
+	kill_leftovers(s, SIGTERM); /* a new shell starts with nothing left */
 	driver_retire(s);
 }

@@ -93,6 +93,7 @@ static void finish_active(struct sess *s, int code, int sig)
 		code = 124;
 	else if (r->end == END_KILLED)
 		code = 128 + r->sig;
+	kill_run_ended(s);
 	s->active = NULL;
 	s->kill_stage = 0;
 	if (s->reset) {
@@ -216,6 +217,22 @@ void runs_cancel_queued(struct sess *s)
 		list_del(&r->qlink);
 		run_finish(r, 128 + SIGTERM, SIGTERM, END_CANCELED);
 	}
+}
+
+int sess_interrupt_run(struct sess *s, struct run *r)
+{
+	if (r->state == RUN_QUEUED && r->has_cmd && r->sess == s) {
+		list_del(&r->qlink);
+		sess_error(s, "run %s: its writer was interrupted; canceled",
+			   r->name);
+		run_finish(r, 128 + SIGINT, SIGINT, END_CANCELED);
+		return 0;
+	}
+	if (r != s->active || r->state != RUN_RUNNING)
+		return -ESRCH;
+	sess_error(s, "run %s: its writer was interrupted; kill -%d", r->name,
+		   SIGINT);
+	return sess_kill_run(s, SIGINT, END_KILLED);
 }
 
 void runs_free_all(struct sess *s)

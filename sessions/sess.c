@@ -79,6 +79,7 @@ int sess_init(void)
 
 void sess_fini(void)
 {
+	kill_fini();
 	contain_teardown();
 	rtdir_fini();
 }

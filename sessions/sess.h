@@ -55,7 +55,7 @@ struct sess {
 	struct loop_watch res;
 	struct strbuf rbuf;
 
-	bool env_pending;	 /* a run ended; its variables are coming */
+	bool env_pending; /* a run ended; its variables are coming */
 
 	struct run *active;
 	struct list queue; /* runs waiting, in arrival order */
@@ -110,8 +110,14 @@ int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len);
 /* Removes a finished run from the history. -EBUSY while it is active. */
 int sess_remove_run(struct sess *s, struct run *r);
 /* Ends the active run's processes with sig (escalating to KILL after the
- * grace period); end says why. Returns 0, or -ESRCH with no run. */
+ * grace period); end says why. Returns 0, or -ESRCH with no run (then
+ * the session's processes but its shell get sig, and KILL after the
+ * grace: background jobs of earlier runs). */
 int sess_kill_run(struct sess *s, int sig, enum run_end end);
+/* The writer of r's cmd was interrupted (Ctrl-C): a queued r is
+ * canceled, a running one killed with SIGINT (then KILL after the
+ * grace); both exit 130. -ESRCH when r is over. */
+int sess_interrupt_run(struct sess *s, struct run *r);
 /* A fresh shell with the same cwd and exported variables. */
 void sess_reset(struct sess *s);
 /* The newest run, or NULL. */

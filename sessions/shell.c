@@ -127,6 +127,10 @@ static void child(const char *bash, const char *drv, const char *dir,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	/* a daemon started in the background of a script ignores INT and
+	 * QUIT; the commands must not (kill INT, Ctrl-C on a writer) */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	signal(SHELL_ABORT_SIG, SIG_IGN);
 	setsid();

@@ -121,7 +121,8 @@ forget_mount() {
 
 # 1. fusermount3 -u. A writer blocked in close(cmd) holds a file of the
 # mount open, and the kernel refuses a plain unmount of a busy mount
-# (EBUSY), so the clients go away first (killed by pid); their runs go on.
+# (EBUSY), so the clients go away first (killed by pid); their runs end
+# with them (README "Ctrl-C on a writer").
 sfs_mount
 setup umount 1
 wpids=()
@@ -136,7 +137,8 @@ left=
 for w in "${wpids[@]}"; do sfs_wait_gone "$w" 5 || left+="$w "; done
 assert_eq "" "$left" "umount: the writers blocked in close(cmd) die on SIGKILL"
 WRITERS=()
-assert_file_match "$MNT/sessions/a/status" '^state running$' "umount: sessions/a's run goes on without its writer"
+sfs_until 5 grep -q '^state killed$' "$MNT/sessions/a/status"
+assert_file_match "$MNT/sessions/a/status" '^state killed$' "umount: sessions/a's run ends with its killed writer"
 t0=$(now_ms)
 timeout 20 fusermount3 -u "$MNT" 2>"$SFS_TMP/fusermount.err"
 rc=$?
