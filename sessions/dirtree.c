@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "dirtree.h"
 
@@ -73,4 +74,19 @@ void dirtree_sweep_stale(int parent, const char *prefix,
 		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 			fn(dirfd(d), e->d_name);
 	closedir(d);
+}
+
+int dirtree_open_plain(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }

@@ -21,6 +21,11 @@ struct dirtree_how {
 /* Removes parent/name and what is in it. */
 void dirtree_remove(int parent, const char *name,
 		    const struct dirtree_how *how);
+/* Opens dirfd/name for reading only if it is a plain file of its own
+ * (not a link, a fifo or a device, one name): the spool directory is
+ * writable by the commands, which could leave anything there. Returns
+ * the descriptor or -errno (-EPERM for anything else). */
+int dirtree_open_plain(int dirfd, const char *name);
 /* Calls fn(parent, entry) for each entry of parent named prefix<PID>
  * whose process PID is gone. */
 void dirtree_sweep_stale(int parent, const char *prefix,

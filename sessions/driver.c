@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "chores.h"
+#include "dirtree.h"
 #include "driver.h"
 #include "env.h"
 #include "kill.h"
@@ -175,7 +176,7 @@ static void read_state(struct sess *s)
 	ssize_t n;
 	int fd;
 
-	fd = openat(s->dirfd, "state", O_RDONLY | O_CLOEXEC);
+	fd = dirtree_open_plain(s->dirfd, "state");
 	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
 	if (fd >= 0)
 		close(fd);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "dirtree.h"
 #include "env.h"
 #include "log.h"
 #include "sess.h"
@@ -69,20 +70,25 @@ void env_sent(struct sess *s)
 }
 
 /* Parses the `export -p` that the shell left in the file "env". */
+#define ENV_FILE_MAX (16u << 20)
+
 static int read_env_file(struct sess *s, struct envmap *m)
 {
 	struct strbuf b = { 0 };
 	char buf[65536];
 	ssize_t n;
-	int fd = openat(s->dirfd, "env", O_RDONLY | O_CLOEXEC);
+	int fd = dirtree_open_plain(s->dirfd, "env");
 	int rc;
 
 	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		return fd;
+	/* more than any environment execve takes is not the shell's */
+	while ((n = read(fd, buf, sizeof(buf))) > 0 && b.len < ENV_FILE_MAX)
 		sb_add(&b, buf, (size_t)n);
 	close(fd);
-	rc = b.err ? b.err : envmap_parse_export(m, b.p ? b.p : "", b.len);
+	rc = b.err ? b.err : n > 0 ? -E2BIG : 0;
+	if (rc == 0)
+		rc = envmap_parse_export(m, b.p ? b.p : "", b.len);
 	free(b.p);
 	return rc;
 }

@@ -184,5 +184,20 @@ else
 	fail "no driver: the daemon mounts" "$(tail -n 3 "$ND/log" | tr '\n' ' ')"
 fi
 
+# 10. what a command leaves in its spool directory is never trusted: a
+# fifo named state (the daemon once blocked opening it, and with it every
+# session) or a link env -> /dev/zero (read without end), then the shell
+# dies
+for how in 'mkfifo "$D/state"' 'ln -sf /dev/zero "$D/env"; ln -sf /dev/zero "$D/state"'; do
+	new_session "spool$((++spoolcase))"
+	sfs_run "$S" 'D=$(dirname "$(readlink /proc/$$/fd/1)"); '"$how"'; kill -9 $$' 10
+	t0=$(now_ms)
+	n=$(timeout 5 ls "$MNT/sessions" | wc -l)
+	assert_true "spool $spoolcase: the daemon still answers" "ls sessions gave $n entries after $(($(now_ms) - t0)) ms" \
+		test "$n" -gt 0
+	assert_run_ok "spool $spoolcase: a run after it" "$S" 'echo after' 10
+	assert_file_eq "$S/stdout" $'after\n' "spool $spoolcase: its output"
+done
+
 sfs_kill_marker "331.$$"
 sfs_done
