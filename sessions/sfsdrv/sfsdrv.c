@@ -146,21 +146,43 @@ static void clear_exec_state(void)
 }
 
 /* export NAME=VAL, the value taken literally */
+/* Sets NAME to val as written: a nameref is not followed, and integer or
+ * case attributes, which would evaluate or change the value, are
+ * dropped first (an array becomes a plain variable). */
 static void pre_set(char *name, char *val)
 {
-	SHELL_VAR *v = find_variable(name);
+	SHELL_VAR *v = find_variable_noref(name);
 
 	this_command_name = "export";
 	if (v && readonly_p(v)) {
 		builtin_error("%s: readonly variable", name);
 		return;
 	}
-	v = bind_variable(name, val, 0);
+	if (v && (array_p(v) || assoc_p(v)))
+		unbind_variable_noref(name);
+	else if (v)
+		VUNSETATTR(v, att_nameref | att_integer | att_uppercase |
+				      att_lowercase | att_capcase);
+	v = bind_variable(name, val, ASS_NOEVAL);
 	if (v) {
 		VSETATTR(v, att_exported);
 		array_needs_making = 1;
 		stupidly_hack_special_variables(name);
 	}
+}
+
+/* Unsets NAME itself, not what a nameref of that name points to. */
+static void pre_unset(char *name)
+{
+	SHELL_VAR *v = find_variable_noref(name);
+
+	if (v && readonly_p(v)) {
+		this_command_name = "unset";
+		builtin_error("%s: readonly variable", name);
+		return;
+	}
+	unbind_variable_noref(name);
+	stupidly_hack_special_variables(name);
 }
 
 static void pre_cd(char *path)
@@ -194,8 +216,7 @@ static void apply_prelude(const char *name)
 			pre_set(arg, val);
 			r = val + strlen(val) + 1;
 		} else if (op[0] == 'U') {
-			builtin_unbind_variable(arg);
-			stupidly_hack_special_variables(arg);
+			pre_unset(arg);
 		} else if (op[0] == 'C') {
 			pre_cd(arg);
 		}

@@ -63,7 +63,7 @@ done
 
 # 4. every variable unset; then the old loop's directory variable set
 new_session unset
-n0=$(find / /tmp -maxdepth 1 -name 'f[0-9]*.[oe]' 2>/dev/null | wc -l)
+n0=$(timeout 5 bash -c 'shopt -s nullglob; f=(/f[0-9]*.[oe] /tmp/f[0-9]*.[oe]); echo ${#f[@]}')
 e0=$(timeout 5 cat "$S/error" | wc -l)
 assert_run_ok "unset every variable: the run" "$S" \
 	'for v in $(compgen -v); do unset "$v"; done 2>/dev/null; echo gone' 10
@@ -74,7 +74,7 @@ assert_file_eq "$S/exit" $'0\n' "unset every variable: the next run exits 0"
 assert_run_ok "__sfs_d=/tmp: the run" "$S" '__sfs_d=/tmp; echo spooled' 10
 assert_run_ok "__sfs_d=/tmp: the next run" "$S" 'echo here' 10
 assert_file_eq "$S/stdout" $'here\n' "__sfs_d=/tmp: output still comes back"
-n1=$(find / /tmp -maxdepth 1 -name 'f[0-9]*.[oe]' 2>/dev/null | wc -l)
+n1=$(timeout 5 bash -c 'shopt -s nullglob; f=(/f[0-9]*.[oe] /tmp/f[0-9]*.[oe]); echo ${#f[@]}')
 assert_eq "$n0" "$n1" "no spool file is made in / or /tmp"
 e1=$(timeout 5 cat "$S/error" | wc -l)
 assert_eq "$e0" "$e1" "nothing in the session's error file"
@@ -198,6 +198,18 @@ for how in 'mkfifo "$D/state"' 'ln -sf /dev/zero "$D/env"; ln -sf /dev/zero "$D/
 	assert_run_ok "spool $spoolcase: a run after it" "$S" 'echo after' 10
 	assert_file_eq "$S/stdout" $'after\n' "spool $spoolcase: its output"
 done
+
+# 11. env/ values are never evaluated, whatever attributes the shell gave
+# the variable: an integer is not arithmetic (which runs $(...) in a
+# subscript), a nameref is not followed
+new_session attrs
+assert_run_ok "attrs: declare -i X, declare -n R=Y" "$S" 'declare -i X=1; declare -n R=Y' 10
+pwn=$SFS_TMP/pwned
+check "attrs: a value that arithmetic would run" sfs_write "$S/env/X" 'a[$(touch '"$pwn"')]'$'\n' 10
+check "attrs: a value for the nameref" sfs_write "$S/env/R" $'hello\n' 10
+assert_run_ok "attrs: a run after it" "$S" 'printf "%s|%s|%s\n" "$X" "$R" "${Y-unset}"' 10
+assert_file_eq "$S/stdout" 'a[$(touch '"$pwn"')]|hello|unset'$'\n' "attrs: the values as written, R itself set, Y untouched"
+assert_true "attrs: nothing was run" "$pwn exists" test ! -e "$pwn"
 
 sfs_kill_marker "331.$$"
 sfs_done
