@@ -62,7 +62,7 @@ static bool try_flush(struct park *p)
 
 	if (run_active(fh->r))
 		return false;
-	fuse_reply_err(p->req, 0);
+	fuse_reply_err(p->req, fh->r->start_err);
 	return true;
 }
 

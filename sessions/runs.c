@@ -124,6 +124,7 @@ static void kick(struct sess *s)
 		if (rc < 0) {
 			sess_error(s, "run %s could not start: %s", r->name,
 				   strerror(-rc));
+			r->start_err = -rc;
 			finish_active(s, 126, 0);
 		}
 	}
@@ -154,6 +155,20 @@ int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 	return 0;
 }
 
+/* A run whose command could not be kept (a full spool) stays in the
+ * history as the newest, ended with state error and exit 126, so that
+ * the session's files never show the run before it as this one. */
+static void fail_queue(struct sess *s, struct run *r, int err)
+{
+	sess_error(s, "run %s: cannot queue the command: %s", r->name,
+		   strerror(err));
+	r->has_cmd = true;
+	r->start_err = err;
+	r->queued_wall = r->started_wall = loop_wall_ms();
+	run_finish(r, 126, 0, END_ERROR);
+	trim_history(s);
+}
+
 struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 {
 	struct run *r;
@@ -171,10 +186,8 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 	}
 	s->next_no++;
 	*err = sess_queue_run(s, r, text, len);
-	if (*err < 0) {
-		drop_run(s, r);
-		return NULL;
-	}
+	if (*err < 0)
+		fail_queue(s, r, -*err);
 	return r;
 }
 
