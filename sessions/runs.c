@@ -46,18 +46,28 @@ static void drop_run(struct sess *s, struct run *r)
 	run_unref(r);
 }
 
-/* Keeps at most conf.history finished runs. */
+/* Keeps at most conf.history runs, numbered and finished named ones
+ * alike, dropping the oldest finished first. */
 static void trim_history(struct sess *s)
 {
 	struct list *p, *n;
+	unsigned kept = s->nruns;
 
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
-		if (s->nruns <= conf.history)
+		if (!r->no && r->state == RUN_DONE)
+			kept++;
+	}
+	list_for_each_safe (p, n, &s->runs) {
+		struct run *r = list_entry(p, struct run, link);
+
+		if (kept <= conf.history)
 			break;
-		if (r->state == RUN_DONE && r->no)
+		if (r->state == RUN_DONE && (r->no || r->has_cmd)) {
+			kept--;
 			drop_run(s, r);
+		}
 	}
 }
 
