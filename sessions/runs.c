@@ -46,26 +46,31 @@ static void drop_run(struct sess *s, struct run *r)
 	run_unref(r);
 }
 
-/* Keeps at most conf.history runs, numbered and finished named ones
- * alike, dropping the oldest finished first. */
+/* Keeps at most conf.history finished numbered runs, and apart from
+ * them at most conf.history finished named runs, dropping the oldest
+ * first (a named run does not push numbered ones out, nor they it). */
 static void trim_history(struct sess *s)
 {
 	struct list *p, *n;
-	unsigned kept = s->nruns;
+	unsigned named = 0;
 
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
 		if (!r->no && r->state == RUN_DONE)
-			kept++;
+			named++;
 	}
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
-		if (kept <= conf.history)
+		if (s->nruns <= conf.history && named <= conf.history)
 			break;
-		if (r->state == RUN_DONE && (r->no || r->has_cmd)) {
-			kept--;
+		if (r->state != RUN_DONE)
+			continue;
+		if (r->no && s->nruns > conf.history) {
+			drop_run(s, r);
+		} else if (!r->no && named > conf.history) {
+			named--;
 			drop_run(s, r);
 		}
 	}

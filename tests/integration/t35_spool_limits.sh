@@ -14,7 +14,8 @@
 #   says stdout:nospace; once space is freed runs work again;
 # - a procs/ `yes` stops growing at max_output_bytes, says truncated and
 #   keeps running until killed;
-# - 300 named runs are bounded by history (20 here);
+# - 300 named runs are bounded by history (20 here; finished named runs
+#   are counted apart from numbered ones);
 # - max_output_bytes and max_spool_bytes out of range are refused with
 #   FILE:LINE.
 # shellcheck disable=SC2016
