@@ -1,6 +1,6 @@
 /*
  * output.c - moving the output of a run or a background process from its
- * pipes into its spool files as it arrives.
+ * pipes into its spool files as it arrives, and reporting a stream cut short.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 /*
- * spool.c - the output spool files of runs and the index that
+ * spool.c - the output spool files of runs, the limits on what they keep
+ * (per stream, and the budget of all of them together), and the index that
  * interleaves them.
  */
 #include <errno.h>
