@@ -64,7 +64,8 @@ void conf_defaults(void)
 	conf.max_sessions = 1024;
 	conf.max_procs_per_session = 256;
 	conf.max_command_bytes = 16 << 20;
-	conf.max_output_bytes = 0;
+	conf.max_output_bytes = 4ULL << 30;
+	conf.max_spool_bytes = 0;
 	conf.json_output_bytes = 1 << 20;
 	conf.history = 100;
 	conf.shell_spin_us = 1000;

@@ -64,8 +64,13 @@ static bool try_flush(struct park *p)
 
 	if (run_active(fh->r))
 		return false;
-	/* canceled, or ended by the deletion of its session */
-	fuse_reply_err(p->req, fh->r->end == END_CANCELED || !s || s->dying ?
+	/* canceled, or ended by the deletion of its session; a command that
+	 * could not be stored fails with why */
+	if (fh->r->start_err)
+		fuse_reply_err(p->req, fh->r->start_err);
+	else
+		fuse_reply_err(p->req,
+			       fh->r->end == END_CANCELED || !s || s->dying ?
 				       ECANCELED :
 				       0);
 	return true;

@@ -147,7 +147,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 
 int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
-	int fds[6], rc;
+	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
 
 	if (p->has_cmd)
 		return -EBUSY;

@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "dirtree.h"
+#include "log.h"
 #include "rtdir.h"
+#include "spool.h"
 
 static int rt_fd = -1;
 static char rt_path[4096];
@@ -24,6 +27,20 @@ static const struct dirtree_how spool_how = { .files = true,
 static void remove_spool(int parent, const char *name)
 {
 	dirtree_remove(parent, name, &spool_how);
+}
+
+/* All output together may take max_spool_bytes, by default half of the
+ * filesystem that holds it, so that a runaway leaves the host room. */
+static void set_budget(void)
+{
+	struct statvfs st;
+	uint64_t b = conf.max_spool_bytes;
+
+	if (!b && fstatvfs(rt_fd, &st) == 0)
+		b = (uint64_t)st.f_blocks * st.f_frsize / 2;
+	spool_set_budget(b);
+	log_msg(LOG_INFO, "spool budget: %llu bytes in %s",
+		(unsigned long long)b, rt_path);
 }
 
 int rtdir_init(void)
@@ -45,7 +62,10 @@ int rtdir_init(void)
 	}
 	close(top_fd);
 	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return rt_fd < 0 ? -errno : 0;
+	if (rt_fd < 0)
+		return -errno;
+	set_budget();
+	return 0;
 }
 
 void rtdir_fini(void)

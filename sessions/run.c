@@ -76,18 +76,15 @@ struct run *run_new_empty(void)
 int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 {
 	char name[64];
-	struct spool sp;
-	ssize_t rc;
+	int rc;
 
 	run_file(r, "cmd", name, sizeof(name));
-	rc = spool_open(&sp, dirfd, name, 0);
-	if (rc == 0)
-		r->files |= RUN_F_CMD;
-	if (rc == 0)
-		rc = spool_append(&sp, text, len);
-	spool_close(&sp);
+	rc = spool_write_file(dirfd, name, text, len);
+	if (rc < 0)
+		return rc;
+	r->files |= RUN_F_CMD;
 	r->cmd_len = len;
-	return rc < 0 ? (int)rc : 0;
+	return 0;
 }
 
 struct run *run_new(int dirfd, const char *text, size_t len, int *err)
@@ -116,6 +113,8 @@ void run_unref(struct run *r)
 	if (--r->refs > 0)
 		return;
 	objs_del(r->id);
+	spool_release(&r->out);
+	spool_release(&r->err);
 	spool_close(&r->out);
 	spool_close(&r->err);
 	outidx_close(&r->all);
@@ -236,6 +235,14 @@ char *run_format_status(const struct run *r, size_t *len)
 		(unsigned long long)r->out.size,
 		(unsigned long long)r->err.size);
 	sb_addf(&b, "truncated %d\n", r->out.truncated || r->err.truncated);
+	sb_addf(&b, "truncated_reason");
+	if (r->out.truncated)
+		sb_addf(&b, " stdout:%s", spool_cut_name(r->out.cut));
+	if (r->err.truncated)
+		sb_addf(&b, " stderr:%s", spool_cut_name(r->err.cut));
+	if (!r->out.truncated && !r->err.truncated)
+		sb_addf(&b, " -");
+	sb_addf(&b, "\n");
 	return sb_take(&b, len);
 }
 
@@ -315,6 +322,19 @@ static void json_file(struct strbuf *b, int dirfd, const char *name,
 	free(buf);
 }
 
+/* Why a stream is cut short in result.json: its spool's cut, else
+ * "json" when only json_output_bytes cuts it, else null. */
+static void json_reason(struct strbuf *b, const char *key,
+			const struct spool *sp, uint64_t cap)
+{
+	if (sp->truncated)
+		sb_addf(b, ",\"%s\":\"%s\"", key, spool_cut_name(sp->cut));
+	else if (sp->size > cap)
+		sb_addf(b, ",\"%s\":\"json\"", key);
+	else
+		sb_addf(b, ",\"%s\":null", key);
+}
+
 char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 		      uint64_t cap, size_t *len)
 {
@@ -344,6 +364,8 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 	sb_addf(&b, ",\"stdoutTruncated\":%s,\"stderrTruncated\":%s",
 		r->out.size > cap || r->out.truncated ? "true" : "false",
 		r->err.size > cap || r->err.truncated ? "true" : "false");
+	json_reason(&b, "stdoutTruncatedReason", &r->out, cap);
+	json_reason(&b, "stderrTruncatedReason", &r->err, cap);
 	sb_addf(&b, ",\"duration\":%llu,\"timestamp\":\"%s\",\"sessionId\":",
 		(unsigned long long)run_duration_ms(r), when);
 	run_json_string(&b, sess_name, strlen(sess_name));

@@ -41,6 +41,7 @@ struct run {
 	enum run_end end;
 	int exit_code;		 /* valid when state is RUN_DONE */
 	int sig;		 /* signal that ended it, or 0 */
+	int start_err;		 /* errno when it could not start, or 0 */
 	long pid;		 /* the shell that ran it, 0 before it starts */
 	uint64_t timeout_ms;	 /* its own timeout, 0: the session's */
 	bool has_timeout;	 /* timeout_ms was set for this run */

@@ -46,18 +46,33 @@ static void drop_run(struct sess *s, struct run *r)
 	run_unref(r);
 }
 
-/* Keeps at most conf.history finished runs. */
+/* Keeps at most conf.history finished numbered runs, and apart from
+ * them at most conf.history finished named runs, dropping the oldest
+ * first (a named run does not push numbered ones out, nor they it). */
 static void trim_history(struct sess *s)
 {
 	struct list *p, *n;
+	unsigned named = 0;
 
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
-		if (s->nruns <= conf.history)
+		if (!r->no && r->state == RUN_DONE)
+			named++;
+	}
+	list_for_each_safe (p, n, &s->runs) {
+		struct run *r = list_entry(p, struct run, link);
+
+		if (s->nruns <= conf.history && named <= conf.history)
 			break;
-		if (r->state == RUN_DONE && r->no)
+		if (r->state != RUN_DONE)
+			continue;
+		if (r->no && s->nruns > conf.history) {
 			drop_run(s, r);
+		} else if (!r->no && named > conf.history) {
+			named--;
+			drop_run(s, r);
+		}
 	}
 }
 
@@ -125,6 +140,7 @@ static void kick(struct sess *s)
 		if (rc < 0) {
 			sess_error(s, "run %s could not start: %s", r->name,
 				   strerror(-rc));
+			r->start_err = -rc;
 			finish_active(s, 126, 0);
 		}
 	}
@@ -155,6 +171,20 @@ int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 	return 0;
 }
 
+/* A run whose command could not be kept (a full spool) stays in the
+ * history as the newest, ended with state error and exit 126, so that
+ * the session's files never show the run before it as this one. */
+static void fail_queue(struct sess *s, struct run *r, int err)
+{
+	sess_error(s, "run %s: cannot queue the command: %s", r->name,
+		   strerror(err));
+	r->has_cmd = true;
+	r->start_err = err;
+	r->queued_wall = r->started_wall = loop_wall_ms();
+	run_finish(r, 126, 0, END_ERROR);
+	trim_history(s);
+}
+
 struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 {
 	struct run *r;
@@ -172,10 +202,8 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 	}
 	s->next_no++;
 	*err = sess_queue_run(s, r, text, len);
-	if (*err < 0) {
-		drop_run(s, r);
-		return NULL;
-	}
+	if (*err < 0)
+		fail_queue(s, r, -*err);
 	return r;
 }
 

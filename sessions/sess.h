@@ -99,7 +99,9 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg);
 /* Ends every session, then calls cb(arg). */
 void sess_shutdown(void (*cb)(void *), void *arg);
 
-/* Queues a run of text (len bytes). Returns the run or NULL (*err). */
+/* Queues a run of text (len bytes). Returns the run or NULL (*err). A
+ * run whose command could not be kept is returned ended, state error,
+ * with its errno in start_err (and *err). */
 struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err);
 /* A named run (mkdir runs/NAME): made now, queued when its cmd is
  * written. Returns 0, -EINVAL or -EEXIST. */

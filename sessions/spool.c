@@ -1,5 +1,6 @@
 /*
- * spool.c - the output spool files of runs and the index that
+ * spool.c - the output spool files of runs, the limits on what they keep
+ * (per stream, and the budget of all of them together), and the index that
  * interleaves them.
  */
 #include <errno.h>
@@ -8,6 +9,37 @@
 #include <unistd.h>
 #include "spool.h"
 
+static uint64_t budget; /* 0: no limit */
+static uint64_t used;
+
+void spool_set_budget(uint64_t bytes)
+{
+	budget = bytes;
+}
+
+uint64_t spool_budget(void)
+{
+	return budget;
+}
+
+uint64_t spool_used(void)
+{
+	return used;
+}
+
+void spool_release(const struct spool *sp)
+{
+	used -= sp->size < used ? sp->size : used;
+}
+
+const char *spool_cut_name(enum spool_cut cut)
+{
+	static const char *const names[] = { "-", "limit", "budget", "nospace",
+					     "ioerr" };
+
+	return names[cut];
+}
+
 int spool_open(struct spool *sp, int dirfd, const char *name, uint64_t max)
 {
 	sp->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
@@ -15,29 +47,66 @@ int spool_open(struct spool *sp, int dirfd, const char *name, uint64_t max)
 	sp->size = 0;
 	sp->max = max;
 	sp->truncated = false;
+	sp->cut = SPOOL_KEPT;
+	sp->err = 0;
 	return sp->fd < 0 ? -errno : 0;
+}
+
+static void cut(struct spool *sp, enum spool_cut why, int err)
+{
+	sp->truncated = true;
+	sp->cut = why;
+	sp->err = err;
+}
+
+/* How much of len bytes sp may keep; records the cut if not all. */
+static size_t room(struct spool *sp, size_t len)
+{
+	uint64_t n = len;
+
+	if (sp->max && sp->size + n > sp->max) {
+		n = sp->size >= sp->max ? 0 : sp->max - sp->size;
+		cut(sp, SPOOL_LIMIT, 0);
+	}
+	if (budget && used + n > budget) {
+		uint64_t b = used >= budget ? 0 : budget - used;
+
+		if (sp->size + b < SPOOL_FREE_BYTES)
+			b = SPOOL_FREE_BYTES - sp->size;
+		if (b < n) {
+			n = b;
+			cut(sp, SPOOL_BUDGET, 0);
+		}
+	}
+	return (size_t)n;
 }
 
 ssize_t spool_append(struct spool *sp, const void *buf, size_t len)
 {
 	const char *p = buf;
-	size_t kept;
+	size_t kept = 0;
 
-	if (sp->max && sp->size + len > sp->max) {
-		sp->truncated = true;
-		len = sp->size >= sp->max ? 0 : (size_t)(sp->max - sp->size);
-	}
-	kept = len;
-	while (len > 0) {
-		ssize_t n = pwrite(sp->fd, p, len, (off_t)sp->size);
+	if (sp->cut != SPOOL_KEPT)
+		return 0;
+	len = room(sp, len);
+	while (kept < len) {
+		ssize_t n =
+			pwrite(sp->fd, p + kept, len - kept, (off_t)sp->size);
+		int e = n < 0 ? errno : ENOSPC;
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && e == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
+		if (n <= 0 && (e == ENOSPC || e == EDQUOT || e == EFBIG)) {
+			cut(sp, SPOOL_NOSPACE, e);
+			break;
+		}
+		if (n <= 0) {
+			cut(sp, SPOOL_IOERR, e);
+			return -e;
+		}
+		kept += (size_t)n;
 		sp->size += (uint64_t)n;
+		used += (uint64_t)n;
 	}
 	return (ssize_t)kept;
 }
@@ -47,6 +116,30 @@ void spool_close(struct spool *sp)
 	if (sp->fd >= 0)
 		close(sp->fd);
 	sp->fd = -1;
+}
+
+int spool_write_file(int dirfd, const char *name, const void *buf, size_t len)
+{
+	const char *p = buf;
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0600);
+	int rc = fd < 0 ? -errno : 0;
+
+	while (rc == 0 && len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : -ENOSPC;
+		else
+			p += n, len -= (size_t)n;
+	}
+	if (fd >= 0 && close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (fd >= 0 && rc < 0)
+		unlinkat(dirfd, name, 0); /* a part of it would take room */
+	return rc;
 }
 
 int outidx_open(struct outidx *x, int dirfd, const char *name)

@@ -11,20 +11,52 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct spool {
-	int fd;		/* write end while the run is live, else -1 */
-	uint64_t size;	/* bytes kept so far */
-	uint64_t max;	/* bytes kept at most (0: no limit) */
-	bool truncated; /* output past max was dropped */
+/* Why a spool stopped keeping output (its later output is dropped too,
+ * so what is kept is always a prefix of what was written). */
+enum spool_cut {
+	SPOOL_KEPT,    /* nothing dropped */
+	SPOOL_LIMIT,   /* the stream reached its max */
+	SPOOL_BUDGET,  /* all spools together reached the budget */
+	SPOOL_NOSPACE, /* the runtime filesystem is full (ENOSPC, EDQUOT) */
+	SPOOL_IOERR,   /* another write error */
 };
+
+struct spool {
+	int fd;		    /* write end while the run is live, else -1 */
+	uint64_t size;	    /* bytes kept so far */
+	uint64_t max;	    /* bytes kept at most (0: no limit) */
+	bool truncated;	    /* output was dropped */
+	enum spool_cut cut; /* why */
+	int err;	    /* the errno of SPOOL_NOSPACE or SPOOL_IOERR */
+};
+
+/* Each stream may keep this much even when the budget is spent, so that
+ * the few lines of an error message that follow a runaway are kept. */
+#define SPOOL_FREE_BYTES 65536
+
+/* The total of output bytes all spools may keep (0: no limit). */
+void spool_set_budget(uint64_t bytes);
+uint64_t spool_budget(void);
+/* Output bytes kept now, by spools not yet released. */
+uint64_t spool_used(void);
+/* A spool's bytes are gone (its run is freed). */
+void spool_release(const struct spool *sp);
+/* Short name of a cut ("limit", "budget", "nospace", "ioerr"). */
+const char *spool_cut_name(enum spool_cut cut);
 
 /* Creates (or empties) dirfd/name, mode 0600. Returns 0 or -errno. */
 int spool_open(struct spool *sp, int dirfd, const char *name, uint64_t max);
-/* Appends len bytes, dropping what goes past max. Returns the bytes
- * kept or -errno. */
+/* Appends len bytes, dropping what goes past max, the budget or the
+ * filesystem's room (and everything after that). Returns the bytes kept
+ * (sp->cut says why fewer) or -errno of a write error other than a full
+ * filesystem. */
 ssize_t spool_append(struct spool *sp, const void *buf, size_t len);
 /* Closes the write end; size stays readable. */
 void spool_close(struct spool *sp);
+/* Writes the whole file dirfd/name (a command's text, not output, so it
+ * is not counted in the budget). Returns 0, or -errno with no file
+ * left. */
+int spool_write_file(int dirfd, const char *name, const void *buf, size_t len);
 
 /* The interleaving of stdout (stream 1) and stderr (stream 2) in arrival
  * order, kept as records that map ranges of `output` onto the two spools,

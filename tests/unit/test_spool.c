@@ -290,6 +290,90 @@ START_TEST(close_twice)
 }
 END_TEST
 
+/* The budget bounds all spools together; each stream still keeps its
+ * first SPOOL_FREE_BYTES, and a cut names its reason. */
+START_TEST(budget_cut)
+{
+	static char big[SPOOL_FREE_BYTES * 2];
+	struct spool a, b;
+	uint64_t base = spool_used();
+
+	spool_set_budget(base + 1000);
+	ck_assert_int_eq(spool_open(&a, dfd, "a", 0), 0);
+	ck_assert_int_eq(spool_open(&b, dfd, "b", 0), 0);
+	ck_assert_int_eq(spool_append(&a, big, sizeof(big)), SPOOL_FREE_BYTES);
+	ck_assert(a.truncated);
+	ck_assert_int_eq(a.cut, SPOOL_BUDGET);
+	ck_assert_str_eq(spool_cut_name(a.cut), "budget");
+	/* spent: b still keeps its first SPOOL_FREE_BYTES, not more */
+	ck_assert_int_eq(spool_append(&b, "x", 1), 1);
+	ck_assert(!b.truncated);
+	ck_assert_int_eq(spool_append(&b, big, sizeof(big)),
+			 SPOOL_FREE_BYTES - 1);
+	ck_assert_int_eq(b.cut, SPOOL_BUDGET);
+	ck_assert_uint_eq(spool_used(), base + 2 * SPOOL_FREE_BYTES);
+	/* released, the budget has room again */
+	spool_release(&a);
+	spool_release(&b);
+	ck_assert_uint_eq(spool_used(), base);
+	spool_close(&a);
+	spool_close(&b);
+	spool_set_budget(0);
+}
+END_TEST
+
+/* The per-stream limit is the reason when it comes first. */
+START_TEST(limit_reason)
+{
+	struct spool sp;
+
+	ck_assert_int_eq(spool_open(&sp, dfd, "l", 4), 0);
+	ck_assert_int_eq(sp.cut, SPOOL_KEPT);
+	ck_assert_str_eq(spool_cut_name(sp.cut), "-");
+	ck_assert_int_eq(spool_append(&sp, "123456", 6), 4);
+	ck_assert_int_eq(sp.cut, SPOOL_LIMIT);
+	ck_assert_str_eq(spool_cut_name(sp.cut), "limit");
+	spool_release(&sp);
+	spool_close(&sp);
+}
+END_TEST
+
+/* A full filesystem (here /dev/full) is a cut, not an error: the bytes
+ * are dropped and the reason is nospace with its errno. */
+START_TEST(nospace)
+{
+	struct spool sp;
+
+	ck_assert_int_eq(spool_open(&sp, dfd, "/dev/full", 0), 0);
+	ck_assert_int_eq(spool_append(&sp, "abc", 3), 0);
+	ck_assert(sp.truncated);
+	ck_assert_int_eq(sp.cut, SPOOL_NOSPACE);
+	ck_assert_int_eq(sp.err, ENOSPC);
+	ck_assert_str_eq(spool_cut_name(sp.cut), "nospace");
+	/* later output is dropped too, so what is kept stays a prefix */
+	ck_assert_int_eq(spool_append(&sp, "d", 1), 0);
+	ck_assert_uint_eq(sp.size, 0);
+	spool_close(&sp);
+}
+END_TEST
+
+/* A command's file is written whole, or not left at all. */
+START_TEST(write_file)
+{
+	size_t len;
+	char *got;
+	uint64_t base = spool_used();
+
+	ck_assert_int_eq(spool_write_file(dfd, "c.cmd", "echo hi\n", 8), 0);
+	got = slurp("c.cmd", &len);
+	ck_assert_uint_eq(len, 8);
+	ck_assert_mem_eq(got, "echo hi\n", 8);
+	free(got);
+	ck_assert_uint_eq(spool_used(), base); /* not output */
+	ck_assert_int_eq(spool_write_file(dfd, "no/such/x", "a", 1), -ENOENT);
+}
+END_TEST
+
 /* Two spools of one run write independent files. */
 START_TEST(two_spools)
 {
@@ -534,6 +618,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, reopen_resets);
 	tcase_add_test(tc, close_twice);
 	tcase_add_test(tc, two_spools);
+	tcase_add_test(tc, budget_cut);
+	tcase_add_test(tc, limit_reason);
+	tcase_add_test(tc, nospace);
+	tcase_add_test(tc, write_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("outidx");
 	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
