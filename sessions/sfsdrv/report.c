@@ -68,7 +68,8 @@ char *drv_slurp(const char *name, size_t *len)
 	return b.p;
 }
 
-/* The exported variables as `export -p` shows them. */
+/* The exported variables as `export -p` shows them (a nameref's value is
+ * the name it refers to, as bash shows it). */
 static void add_exports(struct drv_buf *b)
 {
 	SHELL_VAR **list = all_exported_variables();
@@ -79,7 +80,9 @@ static void add_exports(struct drv_buf *b)
 		if (invisible_p(*v) || array_p(*v) || assoc_p(*v) ||
 		    function_p(*v) || !val)
 			continue;
-		drv_buf_add(b, "declare -x ", 11);
+		/* -r: env/ refuses what the shell would not take */
+		drv_buf_add(b, readonly_p(*v) ? "declare -rx " : "declare -x ",
+			    readonly_p(*v) ? 12 : 11);
 		drv_buf_add(b, (*v)->name, strlen((*v)->name));
 		drv_buf_add(b, "=\"", 2);
 		for (const char *c = val; *c; c++) {
