@@ -232,9 +232,11 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 
 static int start_shell(struct sess *s)
 {
-	char **envp = envmap_envp(&s->env);
+	char **envp;
 	pid_t pid;
 
+	env_fit_exec(s);
+	envp = envmap_envp(&s->env);
 	if (!envp)
 		return -ENOMEM;
 	pid = shell_spawn(conf.shell, s->dir, s->cwd, envp, &s->cg, &s->ctl_fd,

@@ -24,5 +24,10 @@ void env_apply(struct sess *s, const struct shell_frame *f);
 void env_settled(struct sess *s);
 /* The shell has been given the pending changes. */
 void env_sent(struct sess *s);
+/* Drops, with a line in error, the variables a new shell could not be
+ * started with (execve takes no "NAME=value" over MAX_ARG_STRLEN): a
+ * command may have exported one, and the shell would fail to start for
+ * good. */
+void env_fit_exec(struct sess *s);
 
 #endif

@@ -237,6 +237,10 @@ static int run_text(const char *name)
 		builtin_error("cannot read the command: %s", strerror(errno));
 		return 126;
 	}
+	/* NUL bytes go, as `.` drops them: the text is a C string below */
+	for (size_t i = 0, j = 0; i <= len; i++)
+		if (text[i] || i == len)
+			text[j++] = text[i];
 	memcpy(saved, return_catch, sizeof(procenv_t));
 	level = indirection_level;
 	indirection_level = 0; /* set -x shows "+ cmd", as at top level */

@@ -211,5 +211,18 @@ assert_run_ok "attrs: a run after it" "$S" 'printf "%s|%s|%s\n" "$X" "$R" "${Y-u
 assert_file_eq "$S/stdout" 'a[$(touch '"$pwn"')]|hello|unset'$'\n' "attrs: the values as written, R itself set, Y untouched"
 assert_true "attrs: nothing was run" "$pwn exists" test ! -e "$pwn"
 
+# 12. a variable too large for execve, exported by a command that then
+# ends its shell: the next shell starts without it, and error says so
+new_session big
+sfs_run "$S" 'export BIG=$(head -c 200000 /dev/zero | tr "\\0" a); exit 3' 10
+assert_run_ok "big: the run after it" "$S" 'echo "ok ${BIG:-none}"' 10
+assert_file_eq "$S/stdout" $'ok none\n' "big: a new shell without BIG"
+assert_file_match "$S/error" 'BIG is .* bytes, more than a new shell can be started with' "big: error says why BIG went"
+
+# 13. a NUL in the command is dropped, as `.` drops it: the rest runs
+new_session nul
+check "nul: a command with a NUL" timeout 10 bash -c 'printf "echo a\0echo b\necho c\n" >"$1"' _ "$S/cmd"
+assert_file_eq "$S/stdout" $'aecho b\nc\n' "nul: the text around the NUL runs, as with ."
+
 sfs_kill_marker "331.$$"
 sfs_done
