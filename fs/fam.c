@@ -181,9 +181,11 @@ size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
 	return sent;
 }
 
-void fam_answer_or_park(fuse_req_t req, struct fh *fh,
-			struct list *(*waiters)(struct fh *fh), size_t size,
-			off_t off, bool (*try)(struct park *))
+/* Answers now if try can, else EAGAIN for a non-blocking reader that
+ * may not wait, else parks the request in fh's wait list. */
+static void answer_or_park(fuse_req_t req, struct fh *fh,
+			   struct list *(*waiters)(struct fh *fh), size_t size,
+			   off_t off, bool (*try)(struct park *), bool may_fail)
 {
 	struct park now = {
 		.req = req, .fh = fh, .size = size, .off = off, .retry = try
@@ -191,24 +193,24 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh,
 
 	if (try(&now))
 		return;
-	if (!park_add(waiters(fh), &now))
+	if (may_fail && (fh->flags & O_NONBLOCK))
+		fuse_reply_err(req, EAGAIN);
+	else if (!park_add(waiters(fh), &now))
 		fuse_reply_err(req, ENOMEM);
+}
+
+void fam_answer_or_park(fuse_req_t req, struct fh *fh,
+			struct list *(*waiters)(struct fh *fh), size_t size,
+			off_t off, bool (*try)(struct park *))
+{
+	answer_or_park(req, fh, waiters, size, off, try, false);
 }
 
 void fam_read_or_park(fuse_req_t req, struct fh *fh,
 		      struct list *(*waiters)(struct fh *fh), size_t size,
 		      off_t off, bool (*try)(struct park *))
 {
-	struct park now = {
-		.req = req, .fh = fh, .size = size, .off = off, .retry = try
-	};
-
-	if (try(&now))
-		return;
-	if (fh->flags & O_NONBLOCK)
-		fuse_reply_err(req, EAGAIN);
-	else if (!park_add(waiters(fh), &now))
-		fuse_reply_err(req, ENOMEM);
+	answer_or_park(req, fh, waiters, size, off, try, true);
 }
 
 /* The thread group of thread tid, from /proc (0: unknown). */
@@ -367,9 +369,7 @@ static int each_line(struct fh *fh, struct sess *s, size_t end, bool apply,
 	return rc;
 }
 
-int fam_lines(struct fh *fh, struct sess *s, bool all,
-	      int (*line)(struct fh *fh, struct sess *s, const char *l,
-			  size_t len, bool apply))
+int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line)
 {
 	struct strbuf *w = &fh->w;
 	size_t end = w->len;
@@ -389,6 +389,23 @@ int fam_lines(struct fh *fh, struct sess *s, bool all,
 	memmove(w->p, w->p + end, w->len - end);
 	w->len -= end;
 	return rc;
+}
+
+int fam_ctl_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  fam_line_fn *line)
+{
+	int rc = fam_gather(fh, s, buf, size);
+
+	return rc < 0 ? rc : fam_lines(fh, s, false, line);
+}
+
+int fam_ctl_flush(struct fh *fh, fam_line_fn *line)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	if (s && fh->w.len)
+		return fam_lines(fh, s, true, line);
+	return -fh->werr;
 }
 
 void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,

@@ -124,9 +124,14 @@ size_t fam_value_len(const struct strbuf *w);
  * newline waits. A refusal drops what was written, and the open file
  * refuses every later write (tools write a line at a time: bash's
  * printf 'bogus\nkill\n' is two writes). */
-int fam_lines(struct fh *fh, struct sess *s, bool all,
-	      int (*line)(struct fh *fh, struct sess *s, const char *l,
-			  size_t len, bool apply));
+typedef int fam_line_fn(struct fh *fh, struct sess *s, const char *l,
+			size_t len, bool apply);
+int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line);
+/* A ctl file's write (its complete lines are carried out) and its close
+ * (a last line without a newline is carried out then). */
+int fam_ctl_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
+		  fam_line_fn *line);
+int fam_ctl_flush(struct fh *fh, fam_line_fn *line);
 
 /* Directory listings, built for each readdir call. */
 struct dirbuf {

@@ -83,22 +83,15 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
 static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
-
 	(void)req;
 	(void)off;
-	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
+	return fam_ctl_write(fh, n->s, buf, size, ctl_line);
 }
 
-/* A last line without a newline is carried out at close. */
 static int ctl_flush(fuse_req_t req, struct fh *fh)
 {
-	struct sess *s = sess_get(fh->sid);
-
 	(void)req;
-	if (s && fh->w.len)
-		return fam_lines(fh, s, true, ctl_line);
-	return -fh->werr;
+	return fam_ctl_flush(fh, ctl_line);
 }
 
 static const struct fops ctl_ops = { .write = ctl_write, .flush = ctl_flush };
