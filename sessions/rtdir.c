@@ -29,17 +29,23 @@ static void remove_spool(int parent, const char *name)
 int rtdir_init(void)
 {
 	char top[4096];
+	struct stat st;
 	int top_fd;
 
 	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
-	if (mkdir(top, 0700) < 0 && errno != EEXIST)
+	/* 0711 down to the sessions' directories: a shell that runs as a
+	 * session's owner opens its files by name; nobody lists them. */
+	if (mkdir(top, 0711) < 0 && errno != EEXIST)
 		return -errno;
 	top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (top_fd < 0)
 		return -errno;
+	/* one made by an older sessionfs was 0700 */
+	if (fstat(top_fd, &st) == 0 && st.st_uid == geteuid())
+		fchmod(top_fd, 0711);
 	dirtree_sweep_stale(top_fd, "", remove_spool);
 	snprintf(rt_path, sizeof(rt_path), "%s/%ld", top, (long)getpid());
-	if (mkdir(rt_path, 0700) < 0 && errno != EEXIST) {
+	if (mkdir(rt_path, 0711) < 0 && errno != EEXIST) {
 		close(top_fd);
 		return -errno;
 	}
@@ -69,7 +75,7 @@ int rtdir_make(const char *name, char *path, size_t len)
 	int fd;
 
 	snprintf(path, len, "%s/%s", rt_path, name);
-	if (mkdirat(rt_fd, name, 0700) < 0)
+	if (mkdirat(rt_fd, name, 0711) < 0)
 		return -errno;
 	fd = openat(rt_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;

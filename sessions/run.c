@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "objs.h"
 #include "run.h"
+#include "sess.h"
 #include "strbuf.h"
 
 void (*run_changed_hook)(struct run *r);
@@ -83,6 +84,9 @@ int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 	rc = spool_open(&sp, dirfd, name, 0);
 	if (rc == 0)
 		r->files |= RUN_F_CMD;
+	/* the shell reads it as the session's owner */
+	if (rc == 0 && r->sess && fchown(sp.fd, r->sess->uid, r->sess->gid))
+		rc = -errno;
 	if (rc == 0)
 		rc = spool_append(&sp, text, len);
 	spool_close(&sp);
