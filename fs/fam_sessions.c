@@ -5,18 +5,35 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include "conf/conf.h"
 #include "fam.h"
 #include "fam_session.h"
 #include "fam_sessions.h"
 #include "sessions/log.h"
+
+/* Whether uid may have one more session: the mounter and root always
+ * (max_sessions bounds everything), another user up to its share. */
+static int may_create(uid_t uid)
+{
+	uint64_t n = 0;
+
+	if (uid == 0 || uid == getuid())
+		return 0;
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		n += s->uid == uid && !s->dying;
+	return n < conf.max_sessions_per_user ? 0 : -EDQUOT;
+}
 
 static void clone_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
 	struct fuse_ctx const *ctx = fuse_req_ctx(req);
 	char name[24];
 	struct sess *s;
-	int rc = -EEXIST;
+	int rc = fh->text ? 0 : may_create(ctx->uid);
 
+	if (rc == 0)
+		rc = -EEXIST;
 	for (unsigned i = 1; !fh->text && rc == -EEXIST; i++) {
 		snprintf(name, sizeof(name), "%u", i);
 		rc = sess_create(name, ctx->uid, ctx->gid, &s);
@@ -56,8 +73,10 @@ static int sessions_mkdir(fuse_req_t req, const struct node *dir,
 {
 	struct fuse_ctx const *ctx = fuse_req_ctx(req);
 	struct sess *s;
-	int rc = sess_create(name, ctx->uid, ctx->gid, &s);
+	int rc = may_create(ctx->uid);
 
+	if (rc == 0)
+		rc = sess_create(name, ctx->uid, ctx->gid, &s);
 	(void)dir;
 	(void)ttl;
 	if (rc < 0) {
@@ -78,11 +97,15 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 			  const char *name)
 {
 	struct sess *s = sess_find(name);
+	uid_t uid;
 	int rc;
 
 	(void)dir;
 	if (!s || s->dying)
 		return -ENOENT;
+	uid = fuse_req_ctx(req)->uid;
+	if (uid != 0 && uid != s->uid)
+		return -EACCES; /* another user's */
 	rc = sess_delete(s, rmdir_done, req);
 	if (rc < 0) {
 		sess_error(s, "rmdir: %s", strerror(-rc));
