@@ -12,9 +12,6 @@
 # namespace is its host uid; the mount adds default_permissions itself;
 # max_sessions_per_user; without allow_other other users get EACCES on
 # the mount as before.
-#
-# The ownership is not built yet: the test skips (one "skip" check, status
-# 0: run.sh counts a bare status 77 as a failure) unless SFS_OWNERSHIP=1.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-10} # one operation; many run, so a hang must not cost 30 s each
 # shellcheck source=lib.sh
@@ -26,12 +23,6 @@ RMDIR_ERRNO=EACCES # rmdir of it (a sticky sessions/ would make the kernel say E
 LIMIT_ERRNO=EDQUOT # mkdir or clone past max_sessions_per_user
 LIMIT=2            # max_sessions_per_user in the limit case
 
-if [ "${SFS_OWNERSHIP:-0}" != 1 ]; then
-	note "ownership not built: set SFS_OWNERSHIP=1 to run these checks"
-	pass "skip: ownership not built"
-	SFS_DONE=1
-	exit 0
-fi
 for tool in useradd userdel groupadd groupdel setpriv unshare perl; do
 	if ! command -v "$tool" >/dev/null; then
 		pass "skip: $tool is not installed"
