@@ -26,11 +26,36 @@ static void remove_spool(int parent, const char *name)
 	dirtree_remove(parent, name, &spool_how);
 }
 
+/* Makes and locks top/PID (top/PID.i after the first try): a daemon of
+ * another pid namespace sharing the runtime directory (containers sharing
+ * /dev/shm) may hold it, the same number in its namespace. Returns 0,
+ * -EBUSY when it is held, or another -errno. */
+static int make_own(int top_fd, const char *top, unsigned i)
+{
+	char name[64];
+
+	if (i == 0)
+		snprintf(name, sizeof(name), "%ld", (long)getpid());
+	else
+		snprintf(name, sizeof(name), "%ld.%u", (long)getpid(), i);
+	if (mkdirat(top_fd, name, 0711) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(rt_path, sizeof(rt_path), "%s/%s", top, name);
+	rt_fd = openat(top_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rt_fd < 0)
+		return -errno;
+	if (dirtree_hold_live(rt_fd) == 0)
+		return 0;
+	close(rt_fd);
+	rt_fd = -1;
+	return -EBUSY;
+}
+
 int rtdir_init(void)
 {
 	char top[4096];
 	struct stat st;
-	int top_fd;
+	int top_fd, rc;
 
 	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
 	/* 0711 down to the sessions' directories: a shell that runs as a
@@ -44,14 +69,11 @@ int rtdir_init(void)
 	if (fstat(top_fd, &st) == 0 && st.st_uid == geteuid())
 		fchmod(top_fd, 0711);
 	dirtree_sweep_stale(top_fd, "", remove_spool);
-	snprintf(rt_path, sizeof(rt_path), "%s/%ld", top, (long)getpid());
-	if (mkdir(rt_path, 0711) < 0 && errno != EEXIST) {
-		close(top_fd);
-		return -errno;
-	}
+	rc = -EBUSY;
+	for (unsigned i = 0; i < 100 && rc == -EBUSY; i++)
+		rc = make_own(top_fd, top, i);
 	close(top_fd);
-	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return rt_fd < 0 ? -errno : 0;
+	return rc;
 }
 
 void rtdir_fini(void)
