@@ -13,12 +13,17 @@
 #include "sessions/log.h"
 
 /* Whether uid may have one more session: the mounter and root always
- * (max_sessions bounds everything), another user up to its share. */
+ * (max_sessions bounds everything), another user up to its share; but
+ * only a daemon that runs as root can run commands as somebody else. */
 static int may_create(uid_t uid)
 {
 	uint64_t n = 0;
 
-	if (uid == 0 || uid == getuid())
+	if (uid == getuid())
+		return 0;
+	if (geteuid() != 0)
+		return -EACCES;
+	if (uid == 0)
 		return 0;
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		n += s->uid == uid && !s->dying;

@@ -504,7 +504,8 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	const char *target = NULL;
 	struct node n;
 
-	if (tree_resolve(ino, &n) == 0 && ops_of(n.ft)->link)
+	if (tree_resolve(ino, &n) == 0 && allowed(req, &n) &&
+	    ops_of(n.ft)->link)
 		target = ops_of(n.ft)->link(&n);
 	if (target)
 		fuse_reply_readlink(req, target);

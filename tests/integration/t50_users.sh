@@ -367,6 +367,24 @@ for pair in "u1 $S1" "u2 $S2" "root $SR"; do
 	fi
 	timeout 10 "${AS[@]}" rmdir "$dir/procs/fd" 2>/dev/null
 done
+# the daemon started with & from a script has SIGINT and SIGQUIT ignored:
+# none of that (nor a blocked signal) reaches a run or a process
+SIG_SCRIPT='awk '\''/^Sig(Ign|Blk):/ { printf "%s ", $2 }'\'' /proc/self/status; echo'
+for pair in "u1 $S1" "root $SR"; do
+	read -r who dir <<<"$pair"
+	assert_eq "0000000000000000 0000000000000000 " "$(urun "$who" "$dir" "$SIG_SCRIPT")" \
+		"$who's run: no signal ignored or blocked in its commands"
+	asu "$who"
+	if timeout 10 "${AS[@]}" mkdir "$dir/procs/sig" &&
+		uwrite "$who" "$dir/procs/sig/cmd" "$SIG_SCRIPT"$'\n'; then
+		uread "$who" "$dir/procs/sig/exit" >/dev/null
+		assert_eq "0000000000000000 0000000000000000 " "$(uread "$who" "$dir/procs/sig/stdout")" \
+			"$who's process: no signal ignored or blocked"
+	else
+		fail "$who's process: signals" "could not start procs/sig"
+	fi
+	timeout 10 "${AS[@]}" rmdir "$dir/procs/sig" 2>/dev/null
+done
 assert_eq "${HOME_OF[u1]}" "$(urun u1 "$S1" 'cd && pwd')" "u1's run: cd goes to its home"
 assert_eq "${HOME_OF[u2]}" "$(urun u2 "$S2" 'cd && pwd')" "u2's run: cd goes to its home"
 
