@@ -21,8 +21,9 @@ mkdir "$HELD" "$FREE" "$OLD"
 : >"$HELD/live"
 : >"$FREE/live"
 echo x >"$OLD/spool"
-flock -x "$HELD/live" sleep 60 &
-SFS_BG_PIDS+=("$!")
+# (started from a command substitution: not a job of this shell, whose
+# kill at exit would be reported)
+SFS_BG_PIDS+=("$(flock -x "$HELD/live" sleep 60 >/dev/null 2>&1 & echo $!)")
 for ((i = 0; i < 50; i++)); do
 	flock -n -x "$HELD/live" true 2>/dev/null || break
 	sleep 0.1
