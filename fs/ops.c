@@ -47,7 +47,8 @@ static bool resolve_for(fuse_req_t req, fuse_ino_t ino, struct node *n,
 {
 	int err = tree_resolve(ino, n) == 0 ? 0 : ENOENT;
 
-	if (!err && !allowed(req, n) && !(attr && n->ft == FT_SESS))
+	if (!err && !allowed(req, n) &&
+	    !(attr && tree_fent(n->ft)->home == HOME_SESS))
 		err = EACCES;
 	if (!err)
 		return true;
