@@ -62,6 +62,7 @@ void conf_defaults(void)
 	conf.default_timeout_ms = 0;
 	conf.kill_grace_ms = 2000;
 	conf.max_sessions = 1024;
+	conf.max_sessions_per_user = 64;
 	conf.max_procs_per_session = 256;
 	conf.max_command_bytes = 16 << 20;
 	conf.max_output_bytes = 4ULL << 30;

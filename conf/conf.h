@@ -16,6 +16,7 @@ struct conf {
 	uint64_t default_timeout_ms; /* 0: none */
 	uint64_t kill_grace_ms;
 	uint64_t max_sessions;
+	uint64_t max_sessions_per_user; /* of a user other than the mounter */
 	uint64_t max_procs_per_session;
 	uint64_t max_command_bytes;
 	uint64_t max_output_bytes;  /* per stream of a run; 0: no limit */

@@ -30,6 +30,8 @@ static const struct setting {
 	  AT(default_timeout_ms) },
 	{ "kill_grace_ms", K_UINT, 0, 600000, AT(kill_grace_ms) },
 	{ "max_sessions", K_UINT, 1, 1000000, AT(max_sessions) },
+	{ "max_sessions_per_user", K_UINT, 1, 1000000,
+	  AT(max_sessions_per_user) },
 	{ "max_procs_per_session", K_UINT, 1, 100000,
 	  AT(max_procs_per_session) },
 	{ "max_command_bytes", K_UINT, 1, 1ULL << 30, AT(max_command_bytes) },

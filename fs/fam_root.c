@@ -90,7 +90,8 @@ static const struct fent root_tab[] = {
 	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
 	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR },
 	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR },
-	{ "sessions", FT_SESSIONS, FENT_DIR, &fam_sessions_ops, 0, HOME_DIR },
+	{ "sessions", FT_SESSIONS, FENT_SHARED_DIR, &fam_sessions_ops,
+	  FENT_ANYONE, HOME_DIR },
 	{ 0 },
 };
 

@@ -7,10 +7,30 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include "conf/conf.h"
 #include "fam.h"
 #include "fam_session.h"
 #include "fam_sessions.h"
 #include "sessions/log.h"
+
+/* Whether uid may have one more session: the mounter and root always
+ * (max_sessions bounds everything), another user up to its share; but
+ * only a daemon that runs as root can run commands as somebody else. */
+static int may_create(uid_t uid)
+{
+	uint64_t n = 0;
+
+	if (uid == getuid())
+		return 0;
+	if (geteuid() != 0)
+		return -EACCES;
+	if (uid == 0)
+		return 0;
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		n += s->uid == uid && !s->dying;
+	return n < conf.max_sessions_per_user ? 0 : -EDQUOT;
+}
 
 /* Opened for writing (`read id <> clone`), clone makes a session named
  * by the smallest free number, and reads give "ID\n"; opened only to be
@@ -19,11 +39,14 @@ static int clone_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
 	char name[24];
 	struct sess *s;
-	int rc = -EEXIST;
+	int rc;
 
 	(void)n;
 	if ((fi->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
+	rc = may_create(fh->uid);
+	if (rc == 0)
+		rc = -EEXIST;
 	for (unsigned i = 1; rc == -EEXIST; i++) {
 		snprintf(name, sizeof(name), "%u", i);
 		rc = sess_create(name, fh->uid, fh->gid, &s);
@@ -86,8 +109,10 @@ static int sessions_mkdir(fuse_req_t req, const struct node *dir,
 {
 	struct fuse_ctx const *ctx = fuse_req_ctx(req);
 	struct sess *s;
-	int rc = sess_create(name, ctx->uid, ctx->gid, &s);
+	int rc = may_create(ctx->uid);
 
+	if (rc == 0)
+		rc = sess_create(name, ctx->uid, ctx->gid, &s);
 	(void)dir;
 	(void)ttl;
 	if (rc < 0) {
@@ -108,11 +133,15 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 			  const char *name)
 {
 	struct sess *s = sess_find(name);
+	uid_t uid;
 	int rc;
 
 	(void)dir;
 	if (!s || s->dying)
 		return -ENOENT;
+	uid = fuse_req_ctx(req)->uid;
+	if (uid != 0 && uid != s->uid)
+		return -EACCES; /* another user's */
 	rc = sess_delete(s, rmdir_done, req);
 	if (rc < 0) {
 		sess_error(s, "rmdir: %s", strerror(-rc));

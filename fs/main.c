@@ -106,7 +106,8 @@ static void usage(const char *prog)
 	       "    -f                 stay in the foreground, log to stderr\n"
 	       "    -d                 debug: foreground and FUSE tracing\n"
 	       "    -s                 accepted; sessionfs is one event loop\n"
-	       "    -o OPT[,OPT...]    FUSE mount options (allow_other, ...)\n"
+	       "    -o OPT[,OPT...]    FUSE mount options (allow_other, which\n"
+	       "                       adds default_permissions, ...)\n"
 	       "    -h, --help         this help\n"
 	       "    -V, --version      the version\n\n"
 	       "Without -c, $SESSIONFS_CONFIG or /etc/sessionfs.conf is read "
@@ -118,9 +119,10 @@ struct opts {
 	char *config;
 	char *mountpoint; /* the last non-option argument */
 	bool max_read;	  /* the user gave -o max_read= */
+	bool shared;	  /* the user gave -o allow_other */
 };
 
-enum { KEY_MAX_READ = 1 };
+enum { KEY_MAX_READ = 1, KEY_ALLOW_OTHER };
 
 /* mount.fuse3 runs "sessionfs SOURCE MOUNTPOINT -o ...": the source
  * ("none") is dropped and only the last non-option is kept. A user's
@@ -136,6 +138,8 @@ static int opt_proc(void *data, const char *arg, int key,
 		fsn_max_read =
 			(unsigned)strtoul(arg + strlen("max_read="), NULL, 10);
 	}
+	if (key == KEY_ALLOW_OTHER)
+		o->shared = true;
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1;
 	free(o->mountpoint);
@@ -147,6 +151,7 @@ static const struct fuse_opt opt_spec[] = {
 	{ "config=%s", offsetof(struct opts, config), 0 },
 	{ "-c %s", offsetof(struct opts, config), 0 },
 	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
 	FUSE_OPT_END
 };
 
@@ -176,6 +181,11 @@ static int configure(struct fuse_args *args)
 		if (fuse_opt_insert_arg(args, 1, opt) < 0)
 			rc = 2;
 	}
+	/* Other users: the kernel checks the modes and owners as well as
+	 * the handlers (fs/ops.c), which answer for a user's sessions. */
+	if (o.shared &&
+	    fuse_opt_insert_arg(args, 1, "-odefault_permissions") < 0)
+		rc = 2;
 	if (o.mountpoint && fuse_opt_add_arg(args, o.mountpoint) < 0)
 		rc = 2;
 	free(o.mountpoint);

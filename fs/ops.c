@@ -27,13 +27,50 @@ static const struct fops *ops_of(enum ft ft)
 	return fe && fe->ops ? fe->ops : &no_ops;
 }
 
+/* Whether the caller of req may act on n. A session and everything in
+ * it are its owner's (and root's, who could take them anyway); the
+ * kernel checks the modes too (default_permissions), but it keeps a
+ * dentry's verdict, so every request is checked here as well. */
+static bool allowed(fuse_req_t req, const struct node *n)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	return !n->s || uid == 0 || uid == n->s->uid;
+}
+
 /* Resolves ino into *n; answers ENOENT and returns false when it names
- * nothing any more. */
+ * nothing any more, EACCES when it is in another user's session (but a
+ * session directory's attributes, asked with attr, are anybody's: ls -l
+ * of sessions/ shows the owners). */
+static bool resolve_for(fuse_req_t req, fuse_ino_t ino, struct node *n,
+			bool attr)
+{
+	int err = tree_resolve(ino, n) == 0 ? 0 : ENOENT;
+
+	if (!err && !allowed(req, n) &&
+	    !(attr && tree_fent(n->ft)->home == HOME_SESS))
+		err = EACCES;
+	if (!err)
+		return true;
+	fuse_reply_err(req, err);
+	return false;
+}
+
 static bool resolve(fuse_req_t req, fuse_ino_t ino, struct node *n)
 {
-	if (tree_resolve(ino, n) == 0)
+	return resolve_for(req, ino, n, false);
+}
+
+/* Changes outside the sessions (root env/ and ctl) are the mounter's and
+ * root's, but where a row lets anybody (sessions/: its family checks). */
+static bool may_change(fuse_req_t req, const struct node *n)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+
+	if (n->s || uid == 0 || uid == getuid() ||
+	    (tree_fent(n->ft)->flags & FENT_ANYONE))
 		return true;
-	fuse_reply_err(req, ENOENT);
+	fuse_reply_err(req, EACCES);
 	return false;
 }
 
@@ -45,7 +82,8 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	st->st_mode = fe->mode;
+	/* a session's files are its owner's alone */
+	st->st_mode = n->s ? fe->mode & (S_IFMT | 0700) : fe->mode;
 	st->st_nlink = S_ISDIR(fe->mode) ? 2 : 1;
 	st->st_uid = n->s ? n->s->uid : getuid();
 	st->st_gid = n->s ? n->s->gid : getgid();
@@ -71,7 +109,7 @@ static void reply_entry(fuse_req_t req, fuse_ino_t ino, double ttl)
 	struct fuse_entry_param e = { .ino = ino, .entry_timeout = ttl };
 	struct node n;
 
-	if (!resolve(req, ino, &n))
+	if (!resolve_for(req, ino, &n, true))
 		return;
 	fill_attr(ino, &n, &e.attr);
 	fuse_reply_entry(req, &e);
@@ -129,7 +167,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 
 	(void)fi;
-	if (!resolve(req, ino, &n))
+	if (!resolve_for(req, ino, &n, true))
 		return;
 	if (hold(&n,
 		 (struct park){ .op = HELD_GETATTR, .req = req, .ino = ino },
@@ -197,6 +235,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
+	if (acc != O_RDONLY && !may_change(req, &n))
+		return;
 	fh = fh_new(&n);
 	if (fh)
 		fh_opened(fh, req, fi);
@@ -387,7 +427,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct node dir;
 
 	(void)mode;
-	if (!resolve(req, parent, &dir))
+	if (!resolve(req, parent, &dir) || !may_change(req, &dir))
 		return;
 	o = ops_of(dir.ft);
 	answer(req,
@@ -400,7 +440,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	const struct fops *o;
 	struct node dir;
 
-	if (!resolve(req, parent, &dir))
+	if (!resolve(req, parent, &dir) || !may_change(req, &dir))
 		return;
 	o = ops_of(dir.ft);
 	answer(req, o->rmdir ? o->rmdir(req, &dir, name) : -EACCES, ok_err0,
@@ -412,7 +452,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	const struct fops *o;
 	struct node dir;
 
-	if (!resolve(req, parent, &dir))
+	if (!resolve(req, parent, &dir) || !may_change(req, &dir))
 		return;
 	o = ops_of(dir.ft);
 	answer(req, o->unlink ? o->unlink(&dir, name) : -EACCES, ok_err0, NULL);
@@ -428,7 +468,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int rc;
 
 	(void)mode;
-	if (!resolve(req, parent, &dir))
+	if (!resolve(req, parent, &dir) || !may_change(req, &dir))
 		return;
 	o = ops_of(dir.ft);
 	rc = o->create ? o->create(&dir, name, &e.ino) : -EACCES;
@@ -454,7 +494,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct node n;
 	int rc = 0;
 
-	if (!resolve(req, ino, &n))
+	if (!resolve(req, ino, &n) || !may_change(req, &n))
 		return;
 	if (to_set &
 	    (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
@@ -480,7 +520,8 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	const char *target = NULL;
 	struct node n;
 
-	if (tree_resolve(ino, &n) == 0 && ops_of(n.ft)->link)
+	if (tree_resolve(ino, &n) == 0 && allowed(req, &n) &&
+	    ops_of(n.ft)->link)
 		target = ops_of(n.ft)->link(&n);
 	if (target)
 		fuse_reply_readlink(req, target);

@@ -71,11 +71,17 @@ enum tree_home {
 
 /* A run's file: at the session level it follows the newest run. */
 #define FENT_RUN 1u
+/* Outside a session, changes are the mounter's (fs/ops.c) but in a row
+ * with this flag, whose family checks who may (sessions/). */
+#define FENT_ANYONE 2u
 
 #define FENT_DIR (S_IFDIR | 0755)
-#define FENT_RO	 (S_IFREG | 0444)
-#define FENT_RW	 (S_IFREG | 0644)
-#define FENT_WO	 (S_IFREG | 0200)
+/* Anybody makes entries (the family checks who removes which): not
+ * sticky, whose rmdir the kernel would refuse with EPERM, not EACCES. */
+#define FENT_SHARED_DIR (S_IFDIR | 0777)
+#define FENT_RO		(S_IFREG | 0444)
+#define FENT_RW		(S_IFREG | 0644)
+#define FENT_WO		(S_IFREG | 0200)
 
 struct fops;
 

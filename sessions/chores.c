@@ -59,6 +59,11 @@ static int make_fifo(struct sess *s, unsigned gen, char which)
 	if (mkfifoat(s->dirfd, name, 0600) < 0)
 		return -errno;
 	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* the shell opens its end as the session's owner */
+	if (fd >= 0 && fchown(fd, s->uid, s->gid) < 0) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
 		fd = -errno;
 		unlinkat(s->dirfd, name, 0);

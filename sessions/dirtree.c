@@ -1,7 +1,9 @@
 /*
  * dirtree.c - the one walk that removes spool directories (files, any
  * depth) and cgroups (subdirectories only, killed first), and the one
- * sweep for what dead instances left.
+ * sweep for what dead instances left. A live instance holds an flock on
+ * a file of its runtime directory: a pid says nothing about a daemon of
+ * another pid namespace (containers sharing /dev/shm).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include "dirtree.h"
 
@@ -54,6 +57,37 @@ void dirtree_remove(int parent, const char *name, const struct dirtree_how *how)
 	remove_at(parent, name, how, how->depth);
 }
 
+int dirtree_hold_live(int dfd)
+{
+	int fd = openat(dfd, DIRTREE_LIVE,
+			O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0; /* held until the process ends: fd stays open */
+	close(fd);
+	return -EBUSY;
+}
+
+/* Whether the instance of parent/name, numbered pid, is gone: its lock
+ * is free, or (no lock file: cgroups, or older instances) its pid names
+ * no process. */
+static bool gone(int parent, const char *name, long pid)
+{
+	char path[300];
+	int fd;
+	bool unlocked;
+
+	snprintf(path, sizeof(path), "%s/" DIRTREE_LIVE, name);
+	fd = openat(parent, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	unlocked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd); /* and the lock taken to look goes with it */
+	return unlocked;
+}
+
 void dirtree_sweep_stale(int parent, const char *prefix,
 			 void (*fn)(int parent, const char *name))
 {
@@ -71,7 +105,7 @@ void dirtree_sweep_stale(int parent, const char *prefix,
 	while ((e = readdir(d)))
 		if (strncmp(e->d_name, prefix, n) == 0 &&
 		    sscanf(e->d_name + n, "%ld", &pid) == 1 &&
-		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		    gone(dirfd(d), e->d_name, pid))
 			fn(dirfd(d), e->d_name);
 	closedir(d);
 }

@@ -26,8 +26,15 @@ void dirtree_remove(int parent, const char *name,
  * writable by the commands, which could leave anything there. Returns
  * the descriptor or -errno (-EPERM for anything else). */
 int dirtree_open_plain(int dirfd, const char *name);
+/* The file of a live instance's directory that it holds locked. */
+#define DIRTREE_LIVE "live"
+
+/* Locks dfd's DIRTREE_LIVE for the life of the process. Returns 0,
+ * -EBUSY when another live process holds it, or -errno. */
+int dirtree_hold_live(int dfd);
 /* Calls fn(parent, entry) for each entry of parent named prefix<PID>
- * whose process PID is gone. */
+ * whose instance is gone: the lock of its DIRTREE_LIVE is free, or
+ * without that file, no process PID runs. */
 void dirtree_sweep_stale(int parent, const char *prefix,
 			 void (*fn)(int parent, const char *name));
 

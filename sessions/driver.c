@@ -230,6 +230,10 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 	ready_fn(s);
 }
 
+/* The shell's directory, first cwd and owner (sessions/shell.h). */
+#define SHELL_WHO(s)                                                           \
+	((struct shell_who){ (s)->dir, (s)->cwd, (s)->uid, (s)->gid })
+
 static int start_shell(struct sess *s)
 {
 	char **envp;
@@ -239,7 +243,7 @@ static int start_shell(struct sess *s)
 	envp = envmap_envp(&s->env);
 	if (!envp)
 		return -ENOMEM;
-	pid = shell_spawn(conf.shell, s->dir, s->cwd, envp, &s->cg, &s->ctl_fd,
+	pid = shell_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg, &s->ctl_fd,
 			  &s->res.fd);
 	for (char **e = envp; *e; e++)
 		free(*e);
@@ -320,8 +324,8 @@ int driver_start(struct sess *s, struct run *r)
 	run_file(r, "pre", name, sizeof(name));
 	if (rc == 0 && pre) {
 		r->files |= RUN_F_PRE;
-		rc = shell_write_prelude(s->dirfd, name, &s->pend_set,
-					 &s->pend_unset,
+		rc = shell_write_prelude(s->dirfd, name, &SHELL_WHO(s),
+					 &s->pend_set, &s->pend_unset,
 					 s->pend_cwd ? s->cwd : NULL);
 	}
 	mark_running(s, r);

@@ -20,6 +20,7 @@
 #include "conf/conf.h"
 #include "log.h"
 #include "output.h"
+#include "creds.h"
 #include "proc.h"
 #include "sess.h"
 
@@ -77,17 +78,19 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 {
 	char *argv[] = { "bash", "--noprofile", "--norc", (char *)script,
 			 NULL };
-	sigset_t none;
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	creds_reset_signals(0);
 	setsid();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
 	    dup2(err, 2) < 0)
 		_exit(126);
+	/* nothing of the daemon's, /dev/fuse above all */
 	close_range(3, ~0U, 0);
+	envp = creds_envp(envp, s->uid);
+	if (creds_become(s->uid, s->gid) < 0)
+		_exit(126);
+	/* after the change of uid, which clears it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (chdir(s->cwd) < 0 && chdir("/") < 0)
 		_exit(126);
 	execve(conf.shell, argv, envp);

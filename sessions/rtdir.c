@@ -43,29 +43,56 @@ static void set_budget(void)
 		(unsigned long long)b, rt_path);
 }
 
+/* Makes and locks top/PID (top/PID.i after the first try): a daemon of
+ * another pid namespace sharing the runtime directory (containers sharing
+ * /dev/shm) may hold it, the same number in its namespace. Returns 0,
+ * -EBUSY when it is held, or another -errno. */
+static int make_own(int top_fd, const char *top, unsigned i)
+{
+	char name[64];
+
+	if (i == 0)
+		snprintf(name, sizeof(name), "%ld", (long)getpid());
+	else
+		snprintf(name, sizeof(name), "%ld.%u", (long)getpid(), i);
+	if (mkdirat(top_fd, name, 0711) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(rt_path, sizeof(rt_path), "%s/%s", top, name);
+	rt_fd = openat(top_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rt_fd < 0)
+		return -errno;
+	if (dirtree_hold_live(rt_fd) == 0)
+		return 0;
+	close(rt_fd);
+	rt_fd = -1;
+	return -EBUSY;
+}
+
 int rtdir_init(void)
 {
 	char top[4096];
-	int top_fd;
+	struct stat st;
+	int top_fd, rc;
 
 	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
-	if (mkdir(top, 0700) < 0 && errno != EEXIST)
+	/* 0711 down to the sessions' directories: a shell that runs as a
+	 * session's owner opens its files by name; nobody lists them. */
+	if (mkdir(top, 0711) < 0 && errno != EEXIST)
 		return -errno;
 	top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (top_fd < 0)
 		return -errno;
+	/* one made by an older sessionfs was 0700 */
+	if (fstat(top_fd, &st) == 0 && st.st_uid == geteuid())
+		fchmod(top_fd, 0711);
 	dirtree_sweep_stale(top_fd, "", remove_spool);
-	snprintf(rt_path, sizeof(rt_path), "%s/%ld", top, (long)getpid());
-	if (mkdir(rt_path, 0700) < 0 && errno != EEXIST) {
-		close(top_fd);
-		return -errno;
-	}
+	rc = -EBUSY;
+	for (unsigned i = 0; i < 100 && rc == -EBUSY; i++)
+		rc = make_own(top_fd, top, i);
 	close(top_fd);
-	rt_fd = open(rt_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rt_fd < 0)
-		return -errno;
-	set_budget();
-	return 0;
+	if (rc == 0)
+		set_budget();
+	return rc;
 }
 
 void rtdir_fini(void)
@@ -89,7 +116,7 @@ int rtdir_make(const char *name, char *path, size_t len)
 	int fd;
 
 	snprintf(path, len, "%s/%s", rt_path, name);
-	if (mkdirat(rt_fd, name, 0700) < 0)
+	if (mkdirat(rt_fd, name, 0711) < 0)
 		return -errno;
 	fd = openat(rt_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;

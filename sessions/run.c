@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "objs.h"
 #include "run.h"
+#include "sess.h"
 #include "strbuf.h"
 
 void (*run_changed_hook)(struct run *r);
@@ -83,6 +84,10 @@ int run_set_cmd(struct run *r, int dirfd, const char *text, size_t len)
 	if (rc < 0)
 		return rc;
 	r->files |= RUN_F_CMD;
+	/* the shell reads it as the session's owner */
+	if (r->sess && fchownat(dirfd, name, r->sess->uid, r->sess->gid,
+				AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
 	r->cmd_len = len;
 	return 0;
 }

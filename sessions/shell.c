@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "creds.h"
 #include "log.h"
 #include "shell.h"
 #include "strbuf.h"
@@ -115,26 +116,16 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 }
 
 /* In the child: everything that must hold before bash starts. */
-static void child(const char *bash, const char *drv, const char *dir,
-		  const char *cwd, char **envp, const struct contain *cg,
-		  int ctl_r, int res_w)
+static void child(const char *bash, const char *drv, const struct shell_who *w,
+		  char **envp, const struct contain *cg, int ctl_r, int res_w)
 {
 	char *argv[64] = { "bash", "--noprofile", "--norc" };
 	size_t n = 3;
-	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	/* a daemon started in the background of a script ignores INT and
-	 * QUIT; the commands must not (kill INT, Ctrl-C on a writer) */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
 	/* ignored on entry, bash lets no trap change it: the driver's own */
-	signal(SHELL_ABORT_SIG, SIG_IGN);
+	creds_reset_signals(SHELL_ABORT_SIG);
 	setsid();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (contain_enter(cg) < 0 || null < 0)
 		_exit(126);
 	/* Move all three above 201 first: one may sit on 0-2 or 201
@@ -146,26 +137,52 @@ static void child(const char *bash, const char *drv, const char *dir,
 	    dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
 	    dup2(res_w, SHELL_RES_FD) < 0)
 		_exit(126);
-	/* Nothing else of the daemon's (or of whatever started it) may
-	 * reach the shell and its commands. */
+	/* Nothing else of the daemon's (/dev/fuse above all, or of whatever
+	 * started it) may reach the shell and its commands. */
 	close_range(3, SHELL_RES_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
+	envp = creds_envp(envp, w->uid);
+	if (creds_become(w->uid, w->gid) < 0)
+		_exit(126);
+	/* after the change of uid, which clears it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (char **a = conf.shell_args; a && *a && n < 58; a++)
 		argv[n++] = *a;
 	argv[n++] = "-c";
 	argv[n++] = (char *)boot;
 	argv[n++] = "bash";
 	argv[n++] = (char *)drv;
-	argv[n++] = (char *)dir;
+	argv[n++] = (char *)w->dir;
 	argv[n] = NULL;
-	if (chdir(cwd) < 0 && chdir("/") < 0)
+	if (chdir(w->cwd) < 0 && chdir("/") < 0)
 		_exit(126);
 	execve(bash, argv, envp);
 	_exit(127);
 }
 
-pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
-		  char **envp, const struct contain *cg, int *ctl, int *res)
+/* The files the driver leaves at exit, made here as the owner's: the
+ * directory is root's, so that the daemon never works in a directory a
+ * user can change. */
+static int make_exit_files(const struct shell_who *w)
+{
+	static const char *const names[] = { "env", "state" };
+	char path[PATH_MAX];
+	int fd, rc = 0;
+
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]);
+		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
+		if (fd < 0 || fchown(fd, w->uid, w->gid) < 0)
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return rc;
+}
+
+pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
+		  const struct contain *cg, int *ctl, int *res)
 {
 	const char *drv = driver();
 	int cp[2], rp[2];
@@ -173,6 +190,9 @@ pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 
 	if (!drv)
 		return -ENOENT;
+	pid = make_exit_files(w);
+	if (pid < 0)
+		return pid;
 	if (pipe2(cp, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(rp, O_CLOEXEC) < 0) {
@@ -182,7 +202,7 @@ pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 	}
 	pid = fork();
 	if (pid == 0)
-		child(bash, drv, dir, cwd, envp, cg, cp[0], rp[1]);
+		child(bash, drv, w, envp, cg, cp[0], rp[1]);
 	close(cp[0]);
 	close(rp[1]);
 	if (pid < 0) {
@@ -197,8 +217,9 @@ pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
 	return pid;
 }
 
-int shell_write_prelude(int dirfd, const char *name, const struct envmap *set,
-			const struct envmap *unset, const char *cwd)
+int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,
+			const struct envmap *set, const struct envmap *unset,
+			const char *cwd)
 {
 	struct strbuf b = { 0 };
 	size_t len;
@@ -217,9 +238,11 @@ int shell_write_prelude(int dirfd, const char *name, const struct envmap *set,
 	text = sb_take(&b, &len);
 	if (!text)
 		return -ENOMEM;
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	fd = openat(dirfd, name,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+	if (fd < 0 || fchown(fd, w->uid, w->gid) < 0 ||
+	    write(fd, text, len) != (ssize_t)len)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);

@@ -47,15 +47,25 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f);
  * next to the executable, then in SFS_DRIVER_DIR (tests use it). */
 void shell_set_driver(const char *path);
 
-/* Starts bash in cwd with envp, contained in cg, talking through *ctl
- * (write end) and *res (read end, non-blocking). Returns the pid or
- * -errno (-ENOENT, logged, when the driver module is missing). */
-pid_t shell_spawn(const char *bash, const char *dir, const char *cwd,
-		  char **envp, const struct contain *cg, int *ctl, int *res);
+/* Whose shell it is: the session's directory, the first cwd, and the
+ * owner it runs as (its files in dir are made the owner's). */
+struct shell_who {
+	const char *dir;
+	const char *cwd;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* Starts bash as w->uid in w->cwd with envp, contained in cg, talking
+ * through *ctl (write end) and *res (read end, non-blocking). Returns the
+ * pid or -errno (-ENOENT, logged, when the driver module is missing). */
+pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
+		  const struct contain *cg, int *ctl, int *res);
 
 /* Writes the prelude file: variables to set and unset, and a cwd (or
  * NULL), as NUL-separated records read by the shell with `read -d ''`. */
-int shell_write_prelude(int dirfd, const char *name, const struct envmap *set,
-			const struct envmap *unset, const char *cwd);
+int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,
+			const struct envmap *set, const struct envmap *unset,
+			const char *cwd);
 
 #endif

@@ -12,9 +12,6 @@
 # namespace is its host uid; the mount adds default_permissions itself;
 # max_sessions_per_user; without allow_other other users get EACCES on
 # the mount as before.
-#
-# The ownership is not built yet: the test skips (one "skip" check, status
-# 0: run.sh counts a bare status 77 as a failure) unless SFS_OWNERSHIP=1.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-10} # one operation; many run, so a hang must not cost 30 s each
 # shellcheck source=lib.sh
@@ -26,12 +23,6 @@ RMDIR_ERRNO=EACCES # rmdir of it (a sticky sessions/ would make the kernel say E
 LIMIT_ERRNO=EDQUOT # mkdir or clone past max_sessions_per_user
 LIMIT=2            # max_sessions_per_user in the limit case
 
-if [ "${SFS_OWNERSHIP:-0}" != 1 ]; then
-	note "ownership not built: set SFS_OWNERSHIP=1 to run these checks"
-	pass "skip: ownership not built"
-	SFS_DONE=1
-	exit 0
-fi
 for tool in useradd userdel groupadd groupdel setpriv unshare perl; do
 	if ! command -v "$tool" >/dev/null; then
 		pass "skip: $tool is not installed"
@@ -375,6 +366,24 @@ for pair in "u1 $S1" "u2 $S2" "root $SR"; do
 		fail "$who's process: ls -l /proc/self/fd" "could not start procs/fd: $(head -c 200 "$SFS_TMP/uwrite.err")"
 	fi
 	timeout 10 "${AS[@]}" rmdir "$dir/procs/fd" 2>/dev/null
+done
+# the daemon started with & from a script has SIGINT and SIGQUIT ignored:
+# none of that (nor a blocked signal) reaches a run or a process
+SIG_SCRIPT='awk '\''/^Sig(Ign|Blk):/ { printf "%s ", $2 }'\'' /proc/self/status; echo'
+for pair in "u1 $S1" "root $SR"; do
+	read -r who dir <<<"$pair"
+	assert_eq "0000000000000000 0000000000000000 " "$(urun "$who" "$dir" "$SIG_SCRIPT")" \
+		"$who's run: no signal ignored or blocked in its commands"
+	asu "$who"
+	if timeout 10 "${AS[@]}" mkdir "$dir/procs/sig" &&
+		uwrite "$who" "$dir/procs/sig/cmd" "$SIG_SCRIPT"$'\n'; then
+		uread "$who" "$dir/procs/sig/exit" >/dev/null
+		assert_eq "0000000000000000 0000000000000000 " "$(uread "$who" "$dir/procs/sig/stdout")" \
+			"$who's process: no signal ignored or blocked"
+	else
+		fail "$who's process: signals" "could not start procs/sig"
+	fi
+	timeout 10 "${AS[@]}" rmdir "$dir/procs/sig" 2>/dev/null
 done
 assert_eq "${HOME_OF[u1]}" "$(urun u1 "$S1" 'cd && pwd')" "u1's run: cd goes to its home"
 assert_eq "${HOME_OF[u2]}" "$(urun u2 "$S2" 'cd && pwd')" "u2's run: cd goes to its home"

@@ -11,6 +11,9 @@
 #include "sessions/shell.h"
 #include "unit.h"
 
+/* The owner of the test's shells and files: the test itself. */
+#define ME ((struct shell_who){ .uid = getuid(), .gid = getgid() })
+
 #define BASH "/bin/bash"
 
 static ssize_t parse_guarded(const char *buf, size_t len, struct shell_frame *f)
@@ -210,9 +213,9 @@ START_TEST(prelude_records)
 	set_s(&set, "A", "one");
 	set_s(&set, "E", "");
 	set_s(&unset, "GONE", "");
-	ck_assert_int_eq(
-		shell_write_prelude(dfd, "r1.pre", &set, &unset, "/some where"),
-		0);
+	ck_assert_int_eq(shell_write_prelude(dfd, "r1.pre", &ME, &set, &unset,
+					     "/some where"),
+			 0);
 	got = unit_slurp_at(dfd, "r1.pre", &len);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_uint_eq(len, sizeof(want) - 1);
@@ -224,13 +227,13 @@ START_TEST(prelude_records)
 	/* rewriting replaces; nothing to do: an empty file */
 	envmap_free(&set);
 	envmap_free(&unset);
-	ck_assert_int_eq(shell_write_prelude(dfd, "r1.pre", &set, &unset, NULL),
-			 0);
+	ck_assert_int_eq(
+		shell_write_prelude(dfd, "r1.pre", &ME, &set, &unset, NULL), 0);
 	got = unit_slurp_at(dfd, "r1.pre", &len);
 	ck_assert_uint_eq(len, 0);
 	free(got);
-	ck_assert_int_lt(shell_write_prelude(dfd, "no/dir", &set, &unset, NULL),
-			 0);
+	ck_assert_int_lt(
+		shell_write_prelude(dfd, "no/dir", &ME, &set, &unset, NULL), 0);
 	close(dfd);
 }
 END_TEST
@@ -262,8 +265,9 @@ static void sh_start(struct sh *s)
 	s->dfd = unit_new_dir(base, s->dir, sizeof(s->dir));
 	s->len = 0;
 	shell_set_driver(SFS_TEST_DRIVER);
-	s->pid = shell_spawn(BASH, s->dir, s->dir, sh_envp, &cg, &s->ctl,
-			     &s->res);
+	s->pid = shell_spawn(
+		BASH, &(struct shell_who){ s->dir, s->dir, getuid(), getgid() },
+		sh_envp, &cg, &s->ctl, &s->res);
 	ck_assert_int_gt(s->pid, 0);
 	ck_assert(fcntl(s->res, F_GETFL) & O_NONBLOCK);
 	ck_assert(fcntl(s->ctl, F_GETFD) & FD_CLOEXEC);
@@ -686,7 +690,8 @@ START_TEST(bash_prelude)
 			0);
 	ck_assert_int_eq(envmap_set(&unset, "OLD", "", 0), 0);
 	snprintf(pre, sizeof(pre), "r2.pre");
-	ck_assert_int_eq(shell_write_prelude(s.dfd, pre, &set, &unset, cwd), 0);
+	ck_assert_int_eq(
+		shell_write_prelude(s.dfd, pre, &ME, &set, &unset, cwd), 0);
 	sh_send(&s, 2, 'p', "printf '%s|' \"$Q\" \"$NL\" \"$DASH\" \"$PWD\"\n");
 	ck_assert_int_eq(sh_wait(&s, &r, 10000), 0);
 	ck_assert_int_eq(r.status, 0);
@@ -753,7 +758,8 @@ START_TEST(bash_shadowing)
 	ck_assert_int_eq(envmap_set(&set, "P", "from prelude", 12), 0);
 	ck_assert_int_eq(envmap_set(&unset, "VIA_CMD", "", 0), 0);
 	ck_assert_int_eq(
-		shell_write_prelude(s.dfd, "r2.pre", &set, &unset, "/"), 0);
+		shell_write_prelude(s.dfd, "r2.pre", &ME, &set, &unset, "/"),
+		0);
 	sh_send(&s, 2, 'p', "echo \"$P\"\n");
 	ck_assert_int_eq(sh_wait(&s, &r, 10000), 0);
 	ck_assert_int_eq(r.status, 0);
