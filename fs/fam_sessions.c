@@ -151,7 +151,7 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 }
 
 static const struct fent sessions_tab[] = {
-	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, 0, HOME_DIR },
+	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, FENT_ANYONE, HOME_DIR },
 	{ 0 },
 };
 

@@ -171,7 +171,12 @@ static int make_exit_files(const struct shell_who *w)
 
 	for (size_t i = 0; i < 2 && rc == 0; i++) {
 		snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]);
-		fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		/* made anew: a command run as root may have left anything
+		 * there (a link, a fifo) */
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+		fd = open(path,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			  0600);
 		if (fd < 0 || fchown(fd, w->uid, w->gid) < 0)
 			rc = -errno;
