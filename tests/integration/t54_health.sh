@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t54_health: the root's health and metrics files (issue 11 item 9): their
 # format, that their counts move, and that reading them changes nothing.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2317  # functions called through sfs_until
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -39,10 +39,10 @@ if sfs_cat "$M" "$mf" && [ -s "$mf" ]; then
 	bad=$(grep -v '^#' "$mf" | grep -vE '^sessionfs_[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+(\.[0-9]+)?$')
 	assert_eq "" "$bad" "every sample line of metrics is well formed"
 	missing=
-	for n in $(grep -v '^#' "$mf" | sed 's/[{ ].*//' | sort -u); do
+	while read -r n; do
 		grep -qE "^# HELP $n .+" "$mf" && grep -qE "^# TYPE $n (gauge|counter)$" "$mf" ||
 			missing+=" $n"
-	done
+	done < <(grep -v '^#' "$mf" | sed 's/[{ ].*//' | sort -u)
 	assert_eq "" "$missing" "each metric has HELP and TYPE"
 	for n in sessions procs spool_bytes spool_budget_bytes shells_restarted_total refusals_total; do
 		check "metrics has sessionfs_$n" grep -qE "^sessionfs_$n [0-9]+$" "$mf"
