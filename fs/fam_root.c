@@ -1,11 +1,13 @@
 /*
  * fam_root.c - the root directory, README and the root ctl (killall).
+ * health and metrics are fam_health.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fam.h"
 #include "fam_env.h"
+#include "fam_health.h"
 #include "fam_root.h"
 #include "fam_sessions.h"
 #include "files.h"
@@ -90,6 +92,8 @@ static const struct fent root_tab[] = {
 	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
 	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR },
 	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR },
+	{ "health", FT_HEALTH, FENT_RO, &fam_health_ops, 0, HOME_DIR },
+	{ "metrics", FT_METRICS, FENT_RO, &fam_metrics_ops, 0, HOME_DIR },
 	{ "sessions", FT_SESSIONS, FENT_SHARED_DIR, &fam_sessions_ops,
 	  FENT_ANYONE, HOME_DIR },
 	{ 0 },

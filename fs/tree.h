@@ -54,6 +54,8 @@ enum ft {
 	FT_FILE,    /* anything below files/: id is an OBJ_FILE (fs/files.c) */
 	FT_PROCCMD, /* procs/NAME/cmd */
 	FT_PROCCTL, /* procs/NAME/ctl */
+	FT_HEALTH,  /* health (fs/fam_health.c) */
+	FT_METRICS, /* metrics (fs/fam_health.c) */
 	FT_MAX
 };
 

@@ -202,6 +202,15 @@ static void leftovers_of_run(struct sess *s)
 			   s->active->name, n);
 }
 
+/* Shells that died on their own (not retired, not with their session):
+ * the next run of each starts a new one (the health files count them). */
+static unsigned long shells_restarted;
+
+unsigned long driver_shells_restarted(void)
+{
+	return shells_restarted;
+}
+
 /* The shell of s ended (wstatus from waitpid). */
 static void shell_gone(struct reap_watch *w, int wstatus)
 {
@@ -212,6 +221,7 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 
 	s->pid = 0; /* reaped: nothing may signal that pid any more */
 	s->cg.leader = 0;
+	shells_restarted += !s->dying;
 	read_results(s);
 	drop_pipes(s);
 	read_state(s);

@@ -25,5 +25,9 @@ void driver_sched(struct sess *s, bool idle);
 /* Lets go of the idle shell: the next run starts a new one from the
  * cwd and variables of the last report. */
 void driver_retire(struct sess *s);
+/* How many shells died during or between runs, each to be replaced by a
+ * new one at the next run (a retired shell or a dying session's is not
+ * counted). */
+unsigned long driver_shells_restarted(void);
 
 #endif

@@ -11,6 +11,14 @@
 #include "log.h"
 #include "sess.h"
 
+/* Every refusal recorded since the start, of any session. */
+static unsigned long refusals;
+
+unsigned long sess_errors_total(void)
+{
+	return refusals;
+}
+
 void sess_error(struct sess *s, const char *fmt, ...)
 {
 	struct errlog *e = &s->errs;
@@ -20,6 +28,7 @@ void sess_error(struct sess *s, const char *fmt, ...)
 	va_list ap;
 	unsigned slot;
 
+	refusals++;
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);

@@ -23,5 +23,7 @@ void sess_error(struct sess *s, const char *fmt, ...)
 /* The error file's text (malloc'd). */
 char *sess_errors_text(struct sess *s, size_t *len);
 void errlog_free(struct errlog *e);
+/* How many refusals sess_error has recorded, of every session. */
+unsigned long sess_errors_total(void);
 
 #endif

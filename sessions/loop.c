@@ -33,8 +33,17 @@ static bool in_timers; /* dispatching: set the timerfd once, after */
 
 static void on_timer(struct loop_watch *w, uint32_t events);
 
+/* When loop_init ran (monotonic ms): the health files' uptime. */
+static int64_t started_ms;
+
+int64_t loop_started_ms(void)
+{
+	return started_ms;
+}
+
 int loop_init(void)
 {
+	started_ms = loop_now_ms();
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return -errno;

@@ -51,5 +51,7 @@ void loop_set_quiet(bool (*fn)(void));
 /* Monotonic and wall clocks in milliseconds. */
 int64_t loop_now_ms(void);
 int64_t loop_wall_ms(void);
+/* When the loop was made (monotonic ms, as loop_now_ms). */
+int64_t loop_started_ms(void);
 
 #endif

@@ -9,7 +9,7 @@ sfs_mount
 check "ls -la of the root" ls -la "$MNT"
 check "ls -la of sessions/" ls -la "$MNT/sessions"
 ls_root=$(timeout 10 ls "$MNT")
-for n in README sessions; do
+for n in README health metrics sessions; do
 	assert_true "root lists $n" "ls gave: $(echo "$ls_root" | tr '\n' ' ')" \
 		grep -qx -- "$n" <<<"$ls_root"
 done
