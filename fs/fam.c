@@ -391,21 +391,33 @@ int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line)
 	return rc;
 }
 
-int fam_ctl_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  fam_line_fn *line)
+int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, s, buf, size);
+	int rc = fam_gather(fh, n->s, buf, size);
 
-	return rc < 0 ? rc : fam_lines(fh, s, false, line);
+	(void)req;
+	(void)off;
+	return rc < 0 ? rc : fam_lines(fh, n->s, false, fh->fe->ops->line);
 }
 
-int fam_ctl_flush(struct fh *fh, fam_line_fn *line)
+int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
 
+	(void)req;
 	if (s && fh->w.len)
-		return fam_lines(fh, s, true, line);
+		return fam_lines(fh, s, true, fh->fe->ops->line);
 	return -fh->werr;
+}
+
+int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
+		 double *ttl)
+{
+	*ttl = 0;
+	if (rc == 0)
+		*ino = tree_ino(r->id, ft);
+	return rc;
 }
 
 void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,

@@ -127,11 +127,21 @@ size_t fam_value_len(const struct strbuf *w);
 typedef int fam_line_fn(struct fh *fh, struct sess *s, const char *l,
 			size_t len, bool apply);
 int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line);
-/* A ctl file's write (its complete lines are carried out) and its close
- * (a last line without a newline is carried out then). */
-int fam_ctl_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  fam_line_fn *line);
-int fam_ctl_flush(struct fh *fh, fam_line_fn *line);
+/* A ctl file's write (its complete lines are carried out by its row's
+ * line handler) and close (a last line without a newline is carried out
+ * then): a ctl row's ops are FAM_CTL_OPS(its line handler). */
+int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off);
+int fam_ctl_flush(fuse_req_t req, struct fh *fh);
+#define FAM_CTL_OPS(fn)                                                        \
+	{                                                                      \
+		.write = fam_ctl_write, .flush = fam_ctl_flush, .line = (fn)   \
+	}
+
+/* What mkdir in runs/ or procs/ answers: the new run's inode (made with
+ * rc, never kept by the kernel). */
+int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
+		 double *ttl);
 
 /* Directory listings, built for each readdir call. */
 struct dirbuf {

@@ -139,21 +139,7 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
 	return 0;
 }
 
-static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	(void)off;
-	return fam_ctl_write(fh, n->s, buf, size, ctl_line);
-}
-
-static int ctl_flush(fuse_req_t req, struct fh *fh)
-{
-	(void)req;
-	return fam_ctl_flush(fh, ctl_line);
-}
-
-static const struct fops ctl_ops = { .write = ctl_write, .flush = ctl_flush };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
 
 static const struct fent proc_tab[] = {
 	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR },
@@ -188,14 +174,11 @@ static void procs_list(struct dirbuf *d, const struct node *dir)
 static int procs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
 		       fuse_ino_t *ino, double *ttl)
 {
-	struct run *r;
+	struct run *r = NULL;
 	int rc = proc_new(dir->s, name, &r);
 
 	(void)req;
-	*ttl = 0;
-	if (rc == 0)
-		*ino = tree_ino(r->id, FT_PROC);
-	return rc;
+	return fam_made_run(rc, r, FT_PROC, ino, ttl);
 }
 
 static void rmdir_done(void *arg)

@@ -386,14 +386,11 @@ static void runs_list(struct dirbuf *d, const struct node *dir)
 static int runs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
 		      fuse_ino_t *ino, double *ttl)
 {
-	struct run *r;
+	struct run *r = NULL;
 	int rc = sess_new_run(dir->s, name, &r);
 
 	(void)req;
-	*ttl = 0;
-	if (rc == 0)
-		*ino = tree_ino(r->id, FT_RUN);
-	return rc;
+	return fam_made_run(rc, r, FT_RUN, ino, ttl);
 }
 
 static int runs_rmdir(fuse_req_t req, const struct node *dir, const char *name)

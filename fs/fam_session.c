@@ -80,21 +80,7 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
 	return 0;
 }
 
-static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	(void)off;
-	return fam_ctl_write(fh, n->s, buf, size, ctl_line);
-}
-
-static int ctl_flush(fuse_req_t req, struct fh *fh)
-{
-	(void)req;
-	return fam_ctl_flush(fh, ctl_line);
-}
-
-static const struct fops ctl_ops = { .write = ctl_write, .flush = ctl_flush };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
 
 static const struct fent session_tab[] = {
 	FAM_RUN_CMD_ROW,

@@ -168,6 +168,10 @@ struct fops {
 	int (*truncate)(const struct node *n, struct fh *fh, off_t size);
 	/* A symlink's target. */
 	const char *(*link)(const struct node *n);
+	/* A ctl file (fam_ctl_ops): checks (apply false) or carries out
+	 * (apply true) one line written to it. */
+	int (*line)(struct fh *fh, struct sess *s, const char *l, size_t len,
+		    bool apply);
 };
 
 static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)
