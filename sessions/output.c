@@ -1,6 +1,7 @@
 /*
  * output.c - moving the output of a run or a background process from its
- * pipes into its spool files as it arrives, and reporting a stream cut short.
+ * pipes into its spool files as it arrives, ordering in its output index
+ * what both pipes held at one wakeup, and reporting a stream cut short.
  */
 #include <errno.h>
 #include <fcntl.h>
