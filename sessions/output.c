@@ -1,11 +1,13 @@
 /*
  * output.c - moving the output of a run or a background process from its
- * pipes into its spool files as it arrives, and reporting a stream cut short.
+ * pipes into its spool files as it arrives, ordering in its output index
+ * what both pipes held at one wakeup, and reporting a stream cut short.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "log.h"
@@ -13,6 +15,7 @@
 #include "sess.h"
 
 static char iobuf[1 << 20];
+static char iobuf2[1 << 20]; /* the other pipe, in drain_both */
 
 /* Creates r's spool files at its first output (most runs print little
  * or nothing, and creating files is a run's main cost). A spool that
@@ -68,17 +71,14 @@ static void report_cut(struct run *r, const char *stream,
 			   strerror(sp->err));
 }
 
-/* Keeps n bytes of stream in r's spools and in its output index. */
-static void keep(struct run *r, unsigned stream, size_t n)
+/* Records len bytes of stream, at offset at of its spool, in r's output
+ * index. */
+static void index_add(struct run *r, unsigned stream, uint64_t at, uint64_t len)
 {
 	struct spool *sp = stream == 1 ? &r->out : &r->err;
 	bool was = sp->truncated;
-	uint64_t at = sp->size;
-	ssize_t kept;
 
-	open_spools(r);
-	kept = sp->cut == SPOOL_KEPT ? spool_append(sp, iobuf, n) : 0;
-	if (kept > 0 && outidx_add(&r->all, stream, at, (uint64_t)kept) < 0 &&
+	if (len > 0 && outidx_add(&r->all, stream, at, len) < 0 &&
 	    !sp->truncated) {
 		/* output would miss what stdout or stderr has: stop both
 		 * where the index stops */
@@ -90,12 +90,88 @@ static void keep(struct run *r, unsigned stream, size_t n)
 		report_cut(r, stream == 1 ? "stdout" : "stderr", sp);
 }
 
+/* Appends n bytes of buf to stream's spool; returns how many it kept and
+ * where they start (in *at). */
+static size_t spool_keep(struct run *r, unsigned stream, const char *buf,
+			 size_t n, uint64_t *at)
+{
+	struct spool *sp = stream == 1 ? &r->out : &r->err;
+	bool was = sp->truncated;
+	ssize_t kept;
+
+	open_spools(r);
+	*at = sp->size;
+	kept = sp->cut == SPOOL_KEPT ? spool_append(sp, buf, n) : 0;
+	if (!was && sp->truncated)
+		report_cut(r, stream == 1 ? "stdout" : "stderr", sp);
+	return kept > 0 ? (size_t)kept : 0;
+}
+
+/* Keeps n bytes of stream in r's spools and in its output index. */
+static void keep(struct run *r, unsigned stream, size_t n)
+{
+	uint64_t at;
+	size_t kept = spool_keep(r, stream, iobuf, n, &at);
+
+	index_add(r, stream, at, kept);
+}
+
+/* Where the next slice of buf (len bytes, pos of them done) ends: near
+ * share, extended to the end of its line. */
+static size_t slice_end(const char *buf, size_t len, size_t pos, size_t share)
+{
+	size_t end = pos + share < len ? pos + share : len;
+	const char *nl = end < len ? memchr(buf + end, '\n', len - end) : NULL;
+
+	return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+/* Both pipes of r held data at one wakeup (a bytes in w, b in sib): how
+ * their writes interleaved is lost. Each stream's bytes go to its spool
+ * in one piece, and the index interleaves them in up to SLICES slices
+ * each, cut at line ends, in proportion to their sizes: what two streams
+ * written in turn most likely were. */
+#define SLICES 1024
+static void drain_both(struct run *r, struct loop_watch *w,
+		       struct loop_watch *sib, size_t a, size_t b)
+{
+	unsigned sw = w == &r->pipe_o ? 1 : 2, ss = 3 - sw;
+	ssize_t na = read(w->fd, iobuf, a < sizeof(iobuf) ? a : sizeof(iobuf));
+	ssize_t nb =
+		read(sib->fd, iobuf2, b < sizeof(iobuf2) ? b : sizeof(iobuf2));
+	uint64_t at_a = 0, at_b = 0;
+	size_t ka, kb, pa = 0, pb = 0;
+
+	/* a failed read keeps nothing of its stream; its next turn sees */
+	ka = na > 0 ? spool_keep(r, sw, iobuf, (size_t)na, &at_a) : 0;
+	kb = nb > 0 ? spool_keep(r, ss, iobuf2, (size_t)nb, &at_b) : 0;
+	while (pa < ka || pb < kb) {
+		/* the stream less far through its bytes goes next */
+		if (pb >= kb || (pa < ka && pa * kb <= pb * ka)) {
+			size_t e = slice_end(iobuf, ka, pa, ka / SLICES + 1);
+
+			index_add(r, sw, at_a + pa, e - pa);
+			pa = e;
+		} else {
+			size_t e = slice_end(iobuf2, kb, pb, kb / SLICES + 1);
+
+			index_add(r, ss, at_b + pb, e - pb);
+			pb = e;
+		}
+	}
+}
+
 /* Moves what the fifo holds into r's spools; closes it at EOF. Output
  * past a cut is read and dropped, so the writer never blocks on it. */
 static void pipe_drain(struct run *r, struct loop_watch *w)
 {
 	unsigned stream = w == &r->pipe_o ? 1 : 2;
+	struct loop_watch *sib = stream == 1 ? &r->pipe_e : &r->pipe_o;
+	int a = 0, b = 0;
 
+	if (w->fd >= 0 && sib->fd >= 0 && ioctl(sib->fd, FIONREAD, &b) == 0 &&
+	    b > 0 && ioctl(w->fd, FIONREAD, &a) == 0 && a > 0)
+		drain_both(r, w, sib, (size_t)a, (size_t)b);
 	for (int i = 0; i < 64 && w->fd >= 0; i++) {
 		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
 
