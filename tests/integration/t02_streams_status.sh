@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t02_streams_status: README "Semantics worth knowing": stdout only, stderr only, both
-# (output interleaves them in arrival order); false gives 1; an unknown
+# (output interleaves them in the order the daemon read them); false gives 1; an unknown
 # command gives 127 and "not found"; status and result.json describe the run.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
