@@ -51,9 +51,6 @@ static const char *const shell_own[] = {
 	"TMOUT",	   "UID",
 };
 
-/* MAX_ARG_STRLEN: execve takes no longer "NAME=value" with its NUL. */
-#define ENV_STRING_MAX 131072
-
 static bool is_shell_own(const char *name)
 {
 	for (size_t i = 0; i < sizeof(shell_own) / sizeof(*shell_own); i++)
@@ -68,7 +65,7 @@ static size_t env_budget(void)
 {
 	long max = sysconf(_SC_ARG_MAX);
 
-	return (size_t)(max > 0 ? max : ENV_STRING_MAX) / 2;
+	return (size_t)(max > 0 ? max : ENVMAP_EXEC_STRING_MAX) / 2;
 }
 
 /* 0 when the shell of s can take name set to len bytes (unset: its
@@ -91,11 +88,11 @@ static int sess_takes(struct sess *s, const char *name, size_t len, bool unset)
 	}
 	if (unset)
 		return 0;
-	if (one > ENV_STRING_MAX) {
+	if (one > ENVMAP_EXEC_STRING_MAX) {
 		sess_error(s,
 			   "env/%s: %s=value is %zu bytes, more than execve "
 			   "takes (%d)",
-			   name, name, one, ENV_STRING_MAX);
+			   name, name, one, ENVMAP_EXEC_STRING_MAX);
 		return -E2BIG;
 	}
 	total = envmap_exec_bytes(&s->env) + one + sizeof(char *) -

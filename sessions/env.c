@@ -219,9 +219,6 @@ int sess_root_unsetenv(const char *name)
 	return 0;
 }
 
-/* MAX_ARG_STRLEN: execve takes no longer "NAME=value" with its NUL. */
-#define EXEC_STRING_MAX 131072
-
 void env_fit_exec(struct sess *s)
 {
 	for (size_t i = 0; i < s->env.n;) {
@@ -229,7 +226,7 @@ void env_fit_exec(struct sess *s)
 		size_t n = strlen(v->name) + v->len + 2;
 		char name[256];
 
-		if (n <= EXEC_STRING_MAX) {
+		if (n <= ENVMAP_EXEC_STRING_MAX) {
 			i++;
 			continue;
 		}
@@ -237,7 +234,7 @@ void env_fit_exec(struct sess *s)
 		sess_error(s,
 			   "%s is %zu bytes, more than a new shell can be "
 			   "started with (%d); dropped",
-			   name, n, EXEC_STRING_MAX);
+			   name, n, ENVMAP_EXEC_STRING_MAX);
 		envmap_unset(&s->env, name);
 	}
 }

@@ -36,6 +36,8 @@ int envmap_unset(struct envmap *m, const char *name);
 /* Makes dst hold exactly the variables of src, keeping the ids of names
  * that stay. */
 int envmap_assign(struct envmap *dst, const struct envmap *src);
+/* MAX_ARG_STRLEN: execve takes no longer "NAME=value" with its NUL. */
+#define ENVMAP_EXEC_STRING_MAX 131072
 /* What m takes of execve's room for arguments and environment: each
  * "NAME=VALUE" with its NUL and its pointer. */
 size_t envmap_exec_bytes(const struct envmap *m);
