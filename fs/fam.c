@@ -420,6 +420,15 @@ int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
 	return rc;
 }
 
+void fam_list_runs(struct dirbuf *d, const struct list *runs, enum ft ft)
+{
+	for (const struct list *l = runs->next; l != runs; l = l->next) {
+		const struct run *r = list_entry(l, struct run, link);
+
+		fam_dir_add(d, r->name, tree_ino(r->id, ft), S_IFDIR);
+	}
+}
+
 void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
 		 mode_t mode)
 {

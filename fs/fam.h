@@ -154,5 +154,7 @@ struct dirbuf {
 
 void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
 		 mode_t mode);
+/* Lists the runs of a session's list (runs/ or procs/), as ft dirs. */
+void fam_list_runs(struct dirbuf *d, const struct list *runs, enum ft ft);
 
 #endif

@@ -163,12 +163,7 @@ static fuse_ino_t procs_lookup(const struct node *dir, const char *name,
 
 static void procs_list(struct dirbuf *d, const struct node *dir)
 {
-	for (struct list *l = dir->s->procs.next; l != &dir->s->procs;
-	     l = l->next) {
-		struct run *r = list_entry(l, struct run, link);
-
-		fam_dir_add(d, r->name, tree_ino(r->id, FT_PROC), S_IFDIR);
-	}
+	fam_list_runs(d, &dir->s->procs, FT_PROC);
 }
 
 static int procs_mkdir(fuse_req_t req, const struct node *dir, const char *name,

@@ -371,16 +371,10 @@ static fuse_ino_t runs_lookup(const struct node *dir, const char *name,
 
 static void runs_list(struct dirbuf *d, const struct node *dir)
 {
-	struct list *l, *next;
-
 	if (sess_latest(dir->s))
 		fam_dir_add(d, "latest", tree_ino(dir->s->id, FT_LATEST),
 			    S_IFLNK);
-	list_for_each_safe (l, next, &dir->s->runs) {
-		struct run *r = list_entry(l, struct run, link);
-
-		fam_dir_add(d, r->name, tree_ino(r->id, FT_RUN), S_IFDIR);
-	}
+	fam_list_runs(d, &dir->s->runs, FT_RUN);
 }
 
 static int runs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
