@@ -68,23 +68,50 @@ static int make_own(int top_fd, const char *top, unsigned i)
 	return -EBUSY;
 }
 
-int rtdir_init(void)
+/* Opens the instances' directory, try i: "sessionfs" for root and
+ * "sessionfs-UID" for another user (each has its own), ".i" after the
+ * first try. Only a directory of this user's that no one else may write
+ * is taken: /dev/shm is everyone's, and someone else's directory of that
+ * name would let its owner replace the spool files. */
+static int open_top(char *top, size_t len, unsigned i)
 {
-	char top[4096];
+	uid_t me = geteuid();
 	struct stat st;
-	int top_fd, rc;
+	int n, fd;
 
-	snprintf(top, sizeof(top), "%s/sessionfs", conf.runtime_dir);
+	n = snprintf(top, len, "%s/sessionfs", conf.runtime_dir);
+	if (me != 0)
+		n += snprintf(top + n, len - (size_t)n, "-%u", (unsigned)me);
+	if (i)
+		snprintf(top + n, len - (size_t)n, ".%u", i);
 	/* 0711 down to the sessions' directories: a shell that runs as a
 	 * session's owner opens its files by name; nobody lists them. */
 	if (mkdir(top, 0711) < 0 && errno != EEXIST)
 		return -errno;
-	top_fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == me &&
+	    !(st.st_mode & 022)) {
+		fchmod(fd, 0711); /* one made by an older sessionfs was 0700 */
+		return fd;
+	}
+	log_msg(LOG_WARNING,
+		"%s is not a directory of uid %u that only it may write: "
+		"not using it",
+		top, (unsigned)me);
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
+int rtdir_init(void)
+{
+	char top[4096];
+	int top_fd = -EPERM, rc;
+
+	for (unsigned i = 0; i < 100 && top_fd == -EPERM; i++)
+		top_fd = open_top(top, sizeof(top), i);
 	if (top_fd < 0)
-		return -errno;
-	/* one made by an older sessionfs was 0700 */
-	if (fstat(top_fd, &st) == 0 && st.st_uid == geteuid())
-		fchmod(top_fd, 0711);
+		return top_fd;
 	dirtree_sweep_stale(top_fd, "", remove_spool);
 	rc = -EBUSY;
 	for (unsigned i = 0; i < 100 && rc == -EBUSY; i++)
