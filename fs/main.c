@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "conf/conf.h"
@@ -307,6 +308,11 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A daemon of a user's own serves sessions of that user: their
+	 * commands may not open its /proc files (/dev/fuse, every shell's
+	 * pipes). */
+	if (geteuid() != 0)
+		prctl(PR_SET_DUMPABLE, 0);
 	se = fuse_session_new(&args, &fsn_ops, sizeof(fsn_ops), NULL);
 	if (!se) {
 		status =

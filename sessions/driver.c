@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "chores.h"
@@ -111,6 +113,18 @@ void driver_retire(struct sess *s)
 	env_settled(s);
 }
 
+/* Whether f is the driver's: a frame of the run's key. Whatever else
+ * reached the result pipe (a root command can open it through /proc) is
+ * dropped, and said. */
+static bool from_driver(struct sess *s, const struct shell_frame *f)
+{
+	if ((f->kind == 'R' || f->kind == 'E') && f->keyed &&
+	    f->key == s->run_key)
+		return true;
+	sess_error(s, "a report that is not the shell driver's was dropped");
+	return false;
+}
+
 static void handle_frames(struct sess *s)
 {
 	struct shell_frame f;
@@ -120,6 +134,8 @@ static void handle_frames(struct sess *s)
 		char kind = f.kind;
 		int status = f.status;
 
+		if (!from_driver(s, &f))
+			kind = 0; /* dropped below */
 		/* f points into rbuf: use it, then drop the frame, then act
 		 * (finishing a run may retire the shell and empty rbuf). */
 		if (kind == 'R' && s->active)
@@ -304,16 +320,33 @@ static void mark_running(struct sess *s, struct run *r)
 			      0;
 }
 
-/* The control line "ID GEN FLAG SPIN" that starts r in the shell. */
+/* A new key for each run: what only the driver can know. */
+static uint64_t new_key(void)
+{
+	static uint64_t state;
+	struct timespec ts;
+	uint64_t k;
+
+	if (getrandom(&k, sizeof(k), GRND_NONBLOCK) == sizeof(k))
+		return k;
+	/* no entropy yet (early boot): still nothing a command can know */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	state += 0x9e3779b97f4a7c15ULL ^ (uint64_t)ts.tv_nsec;
+	return state * 0xbf58476d1ce4e5b9ULL;
+}
+
+/* The control line "ID GEN FLAG SPIN KEY" that starts r in the shell. */
 static int send_line(struct sess *s, struct run *r, bool pre)
 {
-	char line[64];
+	char line[96];
 
-	snprintf(line, sizeof(line), "%llu %u %c %llu\n",
+	s->run_key = new_key();
+	snprintf(line, sizeof(line), "%llu %u %c %llu %0*llx\n",
 		 (unsigned long long)r->id, r->fifo_gen, pre ? 'p' : '-',
 		 can_idle ?
 			 (unsigned long long)conf.shell_spin_us / SPIN_POLL_US :
-			 0ULL);
+			 0ULL,
+		 SHELL_KEY_LEN, (unsigned long long)s->run_key);
 	return write(s->ctl_fd, line, strlen(line)) < 0 ? -errno : 0;
 }
 

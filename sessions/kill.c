@@ -142,8 +142,10 @@ int sess_kill_run(struct sess *s, int sig, enum run_end end)
 		r->end = end;
 		r->sig = sig;
 	}
-	if (s->pid)
-		kill(s->pid, SHELL_ABORT_SIG);
+	if (s->pid) /* the run named: it may not have begun in the shell */
+		sigqueue(s->pid, SHELL_ABORT_SIG,
+			 (union sigval){ .sival_ptr =
+						 (void *)(uintptr_t)r->id });
 	contain_signal(&s->cg, sig, s->pid);
 	if (s->kill_stage == 0)
 		s->kill_began = loop_now_ms();

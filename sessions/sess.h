@@ -41,6 +41,7 @@ struct sess {
 	struct reap_watch shell_reap;
 	bool shell_idle; /* it is SCHED_IDLE: it has no command to run */
 	int ctl_fd;
+	uint64_t run_key; /* the latest run's key (sessions/shell.h) */
 	/* The read ends of the fifos f<gen>.o and f<gen>.e for the next run,
 	 * made while the shell is busy with the last one (-1: not made). */
 	struct {

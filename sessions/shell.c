@@ -22,6 +22,7 @@
  * fallback stays for a shell that does not come back once its processes
  * are gone, a builtin blocked in a read say: it replaces the shell.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -85,6 +86,29 @@ static const char *driver(void)
 	return NULL;
 }
 
+/* The frame head's end, from p to z: nothing, or " " and the run's key
+ * in SHELL_KEY_LEN lower-case hex digits. */
+static int parse_key(const char *p, const char *z, struct shell_frame *f)
+{
+	f->keyed = false;
+	f->key = 0;
+	if (p == z)
+		return 0;
+	if (*p++ != ' ' || z - p != SHELL_KEY_LEN)
+		return -EINVAL;
+	for (; p < z; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' :
+			*p >= 'a' && *p <= 'f' ? *p - 'a' + 10 :
+						 -1;
+
+		if (d < 0)
+			return -EINVAL;
+		f->key = f->key << 4 | (uint64_t)d;
+	}
+	f->keyed = true;
+	return 0;
+}
+
 ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 {
 	const char *z1, *z2, *z3;
@@ -105,7 +129,8 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 	if (!z3)
 		return 0;
 	v = strtol(buf + 1, &end, 10);
-	if (end != z1 || end == buf + 1 || v < 0 || v > 255)
+	if (end == buf + 1 || !isdigit((unsigned char)buf[1]) || v < 0 ||
+	    v > 255 || parse_key(end, z1, f) < 0)
 		return -EINVAL;
 	f->kind = buf[0];
 	f->status = (int)v;

@@ -2,15 +2,18 @@
  * shell.h - the long-lived bash of a session and the protocol with it.
  *
  * The shell loads the driver SHELL_DRIVER (sessions/sfsdrv/sfsdrv.c, a
- * bash loadable builtin), which reads "ID GEN FLAG SPIN\n" lines on its
- * stdin (a pipe from the daemon); for each it runs the text of r<ID>.cmd
- * as a sourced file (after applying r<ID>.pre when FLAG is 'p') with
- * stdin from /dev/null and stdout/stderr into the fifos f<GEN>.o and
+ * bash loadable builtin), which reads "ID GEN FLAG SPIN KEY\n" lines on
+ * its stdin (a pipe from the daemon); for each it runs the text of
+ * r<ID>.cmd as a sourced file (after applying r<ID>.pre when FLAG is 'p')
+ * with stdin from /dev/null and stdout/stderr into the fifos f<GEN>.o and
  * f<GEN>.e. Then it writes on fd 201 (the result pipe) a frame
- * "R<status>\0<cwd>\0\0", so the run ends at once, and a frame
- * "E0\0<cwd>\0<export -p>\0" with its exported variables (the next run
- * and env/ requests wait for it), and polls for SPIN rounds of about 4 us
- * before it sleeps. cwd is the shell's real working directory, not $PWD.
+ * "R<status> <KEY>\0<cwd>\0\0", so the run ends at once, and a frame
+ * "E0 <KEY>\0<cwd>\0<export -p>\0" with its exported variables (the next
+ * run and env/ requests wait for it), and polls for SPIN rounds of about
+ * 4 us before it sleeps. KEY (SHELL_KEY_LEN hex digits) is new for each
+ * run and known only to the daemon and the driver: a frame without the
+ * run's key is not the driver's, and the daemon drops it. (A line without
+ * a KEY gets frames without one: the unit tests speak so.) cwd is the shell's real working directory, not $PWD.
  * The report never passes through the command's output, so output cannot
  * fake it. When the shell exits, the driver leaves `export -p` in the file
  * "env" and the frame "X0\0<cwd>\0\0" in the file "state", so the next
@@ -20,13 +23,16 @@
 #define SFS_SHELL_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "contain.h"
 #include "envmap.h"
 
 #define SHELL_RES_FD 201	 /* the shell's end of the result pipe */
 #define SHELL_DRIVER "sfsdrv.so" /* the driver module's file name */
+#define SHELL_KEY_LEN 16	 /* hex digits of a run's key */
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
@@ -34,6 +40,8 @@ struct shell_frame {
 	char kind; /* 'R' after a run, 'E' with the variables, 'X' from the
 		    * EXIT trap (variables in the file "env") */
 	int status;
+	bool keyed; /* the frame carries a key */
+	uint64_t key;
 	const char *pwd; /* points into the parsed buffer */
 	const char *env;
 	size_t env_len;

@@ -35,8 +35,9 @@ void drv_buf_str(struct drv_buf *b, const char *s);
 /* The file DIR/name, NUL-terminated, or NULL. */
 char *drv_slurp(const char *name, size_t *len);
 
-/* Sends a run's frames on the result pipe. Returns 0 or -1. */
-int drv_report(int status);
+/* Sends a run's frames, with its key (or none: ""), on the result pipe.
+ * Returns 0 or -1. */
+int drv_report(int status, const char *key);
 /* atexit: the shell's variables in DIR/env, its frame in DIR/state. */
 void drv_save_state(void);
 

@@ -153,21 +153,30 @@ void drv_save_state(void)
 	free(st.p);
 }
 
-/* "R<status>\0<cwd>\0\0" ends the run at once; then
- * "E0\0<cwd>\0<exports>\0", which only the next run waits for. */
-int drv_report(int status)
+/* A frame's head: its kind and status, then " KEY" when the run has a
+ * key. */
+static void add_head(struct drv_buf *b, char kind, int status, const char *key)
+{
+	char head[64];
+
+	snprintf(head, sizeof(head), "%c%d%s%s", kind, status,
+		 key[0] ? " " : "", key);
+	drv_buf_str(b, head);
+}
+
+/* "R<status> KEY\0<cwd>\0\0" ends the run at once; then
+ * "E0 KEY\0<cwd>\0<exports>\0", which only the next run waits for. */
+int drv_report(int status, const char *key)
 {
 	struct drv_buf b = { 0 };
-	char head[16];
 	int rc;
 
-	snprintf(head, sizeof(head), "R%d", status);
-	drv_buf_str(&b, head);
+	add_head(&b, 'R', status, key);
 	add_cwd(&b);
 	drv_buf_add(&b, "", 1);
 	rc = b.err ? -1 : write_all(drv_res_fd(), b.p, b.len);
 	b.len = 0;
-	drv_buf_add(&b, "E0", 3);
+	add_head(&b, 'E', 0, key);
 	add_cwd(&b);
 	add_exports(&b);
 	drv_buf_add(&b, "", 1);

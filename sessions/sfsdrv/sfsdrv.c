@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,7 +48,9 @@ extern void get_original_signal(int);
 struct drv drv;
 static char in[256]; /* what came on the control pipe */
 static size_t in_len;
-static volatile sig_atomic_t in_run, aborted;
+static volatile sig_atomic_t in_run, in_traps, aborted;
+/* the run going on, and one aborted before it began (see on_abort) */
+static volatile uintptr_t run_id, abort_id;
 
 /* ---- the control line ---- */
 
@@ -80,6 +83,27 @@ static bool take_line(char *line, size_t cap)
 	return true;
 }
 
+/* Forgets what a command left that would keep the next ones from
+ * running: noexec and the state of loops. */
+static void clear_exec_state(void)
+{
+	read_but_dont_execute = 0;
+	breaking = continuing = 0;
+}
+
+/* Traps that came between runs; an abort stops them as it stops a run. */
+static int run_traps(void)
+{
+	int rc;
+
+	clear_exec_state();
+	in_traps = 1;
+	rc = drv_run_traps();
+	in_traps = 0;
+	clear_exec_state();
+	return rc;
+}
+
 /* Reads the next control line, polling for spin rounds (of its CPU
  * time) before it sleeps. The polling is poll(2), which looks at the
  * pipe without its lock: a read(2) that an idle-class shell is preempted
@@ -100,7 +124,7 @@ static int next_line(char *line, size_t cap, unsigned long long spin)
 		if (in_len == sizeof(in))
 			in_len = 0; /* not a line of ours */
 		/* only a trap can move the descriptors */
-		if (trapped_signal_received && drv_run_traps() < 0)
+		if (trapped_signal_received && run_traps() < 0)
 			return -1;
 		if (poll(&p, 1, wait) == 0) {
 			if (wait == 0 && cpu_ns() >= until)
@@ -117,32 +141,43 @@ static int next_line(char *line, size_t cap, unsigned long long spin)
 
 /* ---- a run ---- */
 
-static void on_abort(int sig)
+/* Stops what bash is running: a run, or traps run before one. */
+static void stop_commands(void)
 {
-	(void)sig;
-	if (!in_run)
-		return;
-	aborted = 1;
 	read_but_dont_execute = 1;
 	if (loop_level > 0)
 		breaking = loop_level;
 }
 
+/* The daemon queues the abort with the id of the run it ends. That run
+ * may not have started yet (the shell ran a trap meanwhile, its line
+ * waits in the pipe): then it is noted, and the run never starts. A
+ * plain kill(2) of the signal, with no run named, is not the daemon's. */
+static void on_abort(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t id = (uintptr_t)si->si_value.sival_ptr;
+
+	(void)sig;
+	(void)uc;
+	if (si->si_code != SI_QUEUE || !id)
+		return;
+	if (in_run && id == run_id) {
+		aborted = 1;
+		stop_commands();
+		return;
+	}
+	abort_id = id;
+	if (in_traps)
+		stop_commands();
+}
+
 static void arm_abort(void)
 {
-	struct sigaction sa = { .sa_handler = on_abort,
-				.sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_sigaction = on_abort,
+				.sa_flags = SA_RESTART | SA_SIGINFO };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(DRV_ABORT_SIG, &sa, NULL);
-}
-
-/* Forgets what a command left that would keep the next ones from
- * running: noexec and the state of loops. */
-static void clear_exec_state(void)
-{
-	read_but_dont_execute = 0;
-	breaking = continuing = 0;
 }
 
 /* export NAME=VAL, the value taken literally */
@@ -267,14 +302,20 @@ static int run_one(const char *id, const char *gen, char flag)
 	arm_abort();
 	clear_exec_state();
 	aborted = 0;
+	run_id = (uintptr_t)strtoull(id, NULL, 10);
 	in_run = 1;
 	if (drv_run_fds(gen) == 0) {
+		/* env/ and cwd writes are not the run's: they hold anyway */
 		if (flag == 'p') {
 			snprintf(name, sizeof(name), "r%s.pre", id);
 			apply_prelude(name);
 		}
 		snprintf(name, sizeof(name), "r%s.cmd", id);
-		status = run_text(name);
+		if (abort_id == run_id)
+			aborted =
+				1; /* ended before it began: none of it runs */
+		else
+			status = run_text(name);
 	}
 	in_run = 0;
 	clear_exec_state();
@@ -293,6 +334,11 @@ static int setup(const char *dir)
 		return -1;
 	strcpy(drv.dir, dir);
 	drv.pid = getpid();
+	/* Other processes of the owner's (the commands' children) may not
+	 * open this shell's /proc files, and so not the holder's pipes.
+	 * Root's pass that check anyway. */
+	if (geteuid() != 0)
+		prctl(PR_SET_DUMPABLE, 0);
 	/* The daemon starts bash with the abort signal ignored: bash then
 	 * marks it "ignored on entry" (no trap may change it), and the
 	 * handler here takes it over. */
@@ -309,8 +355,9 @@ static int setup(const char *dir)
 
 static int sfs_driver_builtin(WORD_LIST *list)
 {
-	char line[256], id[32], gen[32], flag;
+	char line[256], id[32], gen[32], flag, key[32];
 	unsigned long long spin = 0;
+	int n;
 
 	if (drv.running || !list || list->next) {
 		builtin_error("only the session's driver may run this");
@@ -325,12 +372,14 @@ static int sfs_driver_builtin(WORD_LIST *list)
 	while (next_line(line, sizeof(line), spin) == 0) {
 		int status;
 
-		if (sscanf(line, "%31s %31s %c %llu", id, gen, &flag, &spin) !=
-		    4)
+		key[0] = '\0';
+		n = sscanf(line, "%31s %31s %c %llu %31s", id, gen, &flag,
+			   &spin, key);
+		if (n < 4)
 			break;
 		status = run_one(id, gen, flag);
 		/* no way to report: the shell's exit status says it */
-		if (drv_idle_fds() < 0 || drv_report(status) < 0)
+		if (drv_idle_fds() < 0 || drv_report(status, key) < 0)
 			return status;
 	}
 	return EXECUTION_SUCCESS;

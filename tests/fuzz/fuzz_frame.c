@@ -31,6 +31,9 @@ static void check_canonical(const struct shell_frame *f)
 	char *p;
 
 	sb_addf(&b, "%c%d", f->kind, f->status);
+	if (f->keyed)
+		sb_addf(&b, " %0*llx", SHELL_KEY_LEN,
+			(unsigned long long)f->key);
 	sb_add(&b, "", 1);
 	sb_add(&b, f->pwd, strlen(f->pwd) + 1);
 	sb_add(&b, f->env, f->env_len);
@@ -41,6 +44,7 @@ static void check_canonical(const struct shell_frame *f)
 	FUZZ_CHECK(shell_parse_frame(p, len, &g) == (ssize_t)len,
 		   "canonical frame refused");
 	FUZZ_CHECK(g.kind == f->kind && g.status == f->status &&
+			   g.keyed == f->keyed && g.key == f->key &&
 			   strcmp(g.pwd, f->pwd) == 0 &&
 			   g.env_len == f->env_len &&
 			   memcmp(g.env, f->env, g.env_len) == 0,

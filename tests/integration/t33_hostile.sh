@@ -224,5 +224,29 @@ new_session nul
 check "nul: a command with a NUL" timeout 10 bash -c 'printf "echo a\0echo b\necho c\n" >"$1"' _ "$S/cmd"
 assert_file_eq "$S/stdout" $'aecho b\nc\n' "nul: the text around the NUL runs, as with ."
 
+# 14. a report written to the result pipe by a command (a root shell can
+# open its driver's pipes through /proc) lacks the run's key: dropped and
+# said, the run ends with its own status
+new_session forge
+assert_run_ok "forge: a command writes a report frame" "$S" \
+	'for f in /proc/$$/task/*/fd/201; do printf "R0\0/\0\0" >"$f"; done 2>/dev/null; sleep 0.2; (exit 3)' 10
+assert_file_eq "$S/exit" $'3\n' "forge: the run's status is its own"
+assert_file_match "$S/error" "not the shell driver's was dropped" "forge: error says a report was dropped"
+same_shell "a forged report"
+
+# 15. a kill of a run whose line waits while the shell runs a trap between
+# runs: the trap stops, the run's command never runs, the shell stays
+new_session trapkill
+assert_run_ok "trapkill: a trap on USR1" "$S" "trap 'echo busy >$SFS_TMP/trap.on; while :; do :; done' USR1" 10
+kill -USR1 "$SH1"
+check "trapkill: the trap runs" sfs_until 5 test -s "$SFS_TMP/trap.on"
+sfs_run_bg "$S" "echo ran >$SFS_TMP/trap.ran" 20
+sfs_until 5 grep -q running "$S/status"
+check "trapkill: echo kill > ctl" sfs_write "$S/ctl" $'kill\n' 10
+check "trapkill: the writer of the run returns" sfs_wait_gone "$SFS_BG" 10
+assert_true "trapkill: the killed run's command did not run" "$SFS_TMP/trap.ran exists" test ! -e "$SFS_TMP/trap.ran"
+assert_file_match "$S/status" 'killed' "trapkill: status says killed"
+same_shell "a kill during a trap between runs"
+
 sfs_kill_marker "331.$$"
 sfs_done

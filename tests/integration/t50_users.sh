@@ -83,6 +83,9 @@ t50_cleanup() {
 	exec 1>&"$SFS_OUT" 2>&"$SFS_ERR"
 	for p in "${SFS_BG_PIDS[@]}"; do sfs_alive "$p" && sfs_kill_tree "$p"; done
 	[ -n "$SFS_PID" ] && sfs_umount
+	[ -n "$UMNT" ] && { fusermount3 -u -z "$UMNT" 2>/dev/null || umount -l "$UMNT" 2>/dev/null; }
+	[ -n "$FUSE_MODE" ] && chmod "$FUSE_MODE" /dev/fuse
+	[ -n "${UID_OF[u1]}" ] && rmdir "/dev/shm/sessionfs-${UID_OF[u1]}" 2>/dev/null
 	for u in "${USERS_MADE[@]}"; do
 		drop_user "$u" || fail "cleanup: userdel -r $u" "the user still exists"
 	done
@@ -356,7 +359,9 @@ for pair in "u1 $S1" "u2 $S2" "root $SR"; do
 	fi
 	timeout 10 "${AS[@]}" rmdir "$dir/procs/id" 2>/dev/null
 	expect_no_daemon_fds "$who's run" "$(urun "$who" "$dir" 'ls -l /proc/self/fd')"
-	assert_eq 0 "$(urun "$who" "$dir" 'ls -l /proc/$$/fd | grep -c /dev/fuse')" \
+	# (a glob and test -ef in the shell itself: another process of the
+	# owner's may not look into the shell's /proc files, see below)
+	assert_eq 0 "$(urun "$who" "$dir" 'n=0; for f in /proc/$$/fd/* /proc/$$/task/*/fd/*; do [ "$f" -ef /dev/fuse ] && n=$((n + 1)); done; echo $n')" \
 		"$who's session shell holds no /dev/fuse"
 	if timeout 10 "${AS[@]}" mkdir "$dir/procs/fd" &&
 		uwrite "$who" "$dir/procs/fd/cmd" $'ls -l /proc/self/fd\n'; then
@@ -367,6 +372,17 @@ for pair in "u1 $S1" "u2 $S2" "root $SR"; do
 	fi
 	timeout 10 "${AS[@]}" rmdir "$dir/procs/fd" 2>/dev/null
 done
+# a user's commands (processes other than the shell) cannot open the
+# shell's /proc files, and so not its driver's pipes: no report forged
+read -r -d '' FORGE <<'EOF'
+ls /proc/$$/fd >/dev/null 2>&1 && echo listed
+bash -c 'for f in /proc/$1/task/*/fd/201; do printf "R0\0/\0\0" >"$f" && echo wrote; done' _ $$ 2>/dev/null
+(for f in /proc/$$/task/*/fd/201; do printf "R0\0/\0\0" >"$f" && echo wrote; done) 2>/dev/null
+(exit 4)
+EOF
+assert_eq "" "$(urun u1 "$S1" "$FORGE")" "u1's run: its children cannot reach the shell's /proc fds"
+assert_eq 4 "$(uread u1 "$S1/exit")" "u1's run: the status is its own"
+
 # the daemon started with & from a script has SIGINT and SIGQUIT ignored:
 # none of that (nor a blocked signal) reaches a run or a process
 SIG_SCRIPT='awk '\''/^Sig(Ign|Blk):/ { printf "%s ", $2 }'\'' /proc/self/status; echo'
@@ -485,6 +501,57 @@ if sfs_start_mount "without allow_other"; then
 	assert_eq "out-root" "$(sfs_run_out "$D" 'echo out-root')" "without allow_other: root still runs commands"
 	assert_eq "0" "$(sfs_run_out "$D" 'id -u')" "without allow_other: runs are the mounter's (uid 0)"
 	sfs_check_umount "without allow_other"
+fi
+
+# ---------------------------------------------------------------- a runtime directory taken first
+
+# u1 makes RT/sessionfs (and a symlink for the next name) before root's
+# daemon starts in RT: the daemon takes neither and says so
+RTD=$PUB/rt
+mkdir -m 1777 "$RTD"
+asu u1
+"${AS[@]}" mkdir -m 0777 "$RTD/sessionfs"
+"${AS[@]}" ln -s "$PUB" "$RTD/sessionfs.1"
+printf 'runtime_dir = "%s";\n' "$RTD" >"$SFS_TMP/rt.conf"
+if sfs_start_mount "runtime_dir with u1's sessionfs in it" -c "$SFS_TMP/rt.conf"; then
+	assert_eq rt "$(sfs_run_out "$MNT/sessions/default" 'echo rt')" "taken runtime dir: a run works"
+	assert_eq "" "$(ls -A "$RTD/sessionfs")" "taken runtime dir: nothing of the daemon's in u1's directory"
+	assert_true "taken runtime dir: the daemon's own is RT/sessionfs.2/PID" "$(ls "$RTD")" \
+		test -d "$RTD/sessionfs.2/$SFS_PID"
+	assert_file_match "$SFS_TMP/daemon.log" "sessionfs is not a directory of uid 0 that only it may write: not using it" \
+		"taken runtime dir: the log says why"
+	sfs_check_umount "taken runtime dir"
+fi
+
+# ---------------------------------------------------------------- a user's own daemon
+
+# a user mounts sessionfs for itself (fusermount3): that user's commands,
+# which run as the daemon's user, cannot open the daemon's /proc files
+# (/dev/fuse, every shell's pipes), while their own stay theirs
+if command -v fusermount3 >/dev/null && [ -u "$(command -v fusermount3)" ]; then
+	# Debian's /dev/fuse is 0666; this machine's may be closer (put back
+	# at exit)
+	FUSE_MODE=$(stat -c %a /dev/fuse)
+	chmod 0666 /dev/fuse
+	asu u1
+	UMNT=$PUB/u1.mnt
+	"${AS[@]}" mkdir "$UMNT"
+	"${AS[@]}" "$SFS_BIN" -f "$UMNT" >"$SFS_TMP/u1daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+	UPID=$!
+	SFS_BG_PIDS+=("$UPID")
+	if check "own daemon: u1 mounts sessionfs itself" sfs_until 10 "${AS[@]}" test -d "$UMNT/sessions/default"; then
+		# shellcheck disable=SC2016
+		got=$(urun u1 "$UMNT/sessions/default" 'ls /proc/self/fd >/dev/null && echo own
+ls /proc/'"$UPID"'/fd >/dev/null 2>&1 && echo listed
+cat /proc/'"$UPID"'/environ >/dev/null 2>&1 && echo read; id -u')
+		assert_eq "own ${UID_OF[u1]}" "$(printf '%s' "$got" | tr '\n' ' ')" \
+			"own daemon: a run (as u1) cannot open the daemon's /proc files"
+		check "own daemon: fusermount3 -u" timeout 10 "${AS[@]}" fusermount3 -u "$UMNT"
+		check "own daemon: the daemon exits" sfs_wait_gone "$UPID" 5
+		UMNT=
+	else
+		note "u1's daemon: $(tail -n 3 "$SFS_TMP/u1daemon.log")"
+	fi
 fi
 
 SFS_DONE=1

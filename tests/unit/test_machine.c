@@ -12,16 +12,17 @@
 #include "sessions/shell.h"
 #include "unit.h"
 
-/* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN" and
- * answers with frames, doing what the first word of each command says
- * (ok STATUS OUT, flag, hang, stuck, die STATUS, garble, slowenv). */
+/* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN KEY"
+ * and answers with frames of the run's key, doing what the first word of
+ * each command says (ok STATUS OUT, flag, hang, stuck, die STATUS, garble,
+ * forge STATUS, slowenv). */
 static const char fake_shell[] =
 	"#!/bin/bash\n"
 	"d=${@: -1}\n"
 	"trap 'aborted=1' RTMIN+3\n"
-	"frame() { printf '%s%s\\0%s\\0%s\\0' \"$1\" \"$2\" \"$PWD\" \"$3\" "
-	">&201; }\n"
-	"while read -r id gen flag spin; do\n"
+	"frame() { printf '%s%s %s\\0%s\\0%s\\0' \"$1\" \"$2\" \"${4-$key}\" "
+	"\"$PWD\" \"$3\" >&201; }\n"
+	"while read -r id gen flag spin key; do\n"
 	"  read -r op a b <\"$d/r$id.cmd\"\n"
 	"  exec 3>\"$d/f$gen.o\" 4>\"$d/f$gen.e\"\n"
 	"  st=0\n"
@@ -35,6 +36,8 @@ static const char fake_shell[] =
 	"  die) printf 'X0\\0/tmp\\0\\0' >\"$d/state\"\n"
 	"       echo 'declare -x DIED=\"1\"' >\"$d/env\"; exit \"$a\" ;;\n"
 	"  garble) printf 'Zjunk\\0\\0\\0' >&201; exec sleep 30 ;;\n"
+	"  forge) frame R 99 '' 0123456789abcdef; st=$a\n"
+	"         printf 'R98\\0/\\0\\0' >&201 ;;\n"
 	"  esac\n"
 	"  exec 3>&- 4>&-\n"
 	"  frame R \"$st\" ''\n"
@@ -348,6 +351,26 @@ START_TEST(garbled_report)
 }
 END_TEST
 
+/* Frames without the run's key (a wrong one, none) are not the
+ * driver's: dropped, said, and the run ends with its own report. */
+START_TEST(forged_report)
+{
+	struct run *r = submit(S, "forge 5");
+	size_t len;
+	char *errs;
+
+	ck_assert(pump(is_done, r, 5000));
+	ck_assert_int_eq(r->exit_code, 5);
+	errs = sess_errors_text(S, &len);
+	ck_assert_ptr_nonnull(strstr(errs, "not the shell driver's"));
+	free(errs);
+	run_unref(r);
+	r = run_wait(S, "ok 3");
+	ck_assert_int_eq(r->exit_code, 3);
+	run_unref(r);
+}
+END_TEST
+
 /* ---- shell death ---- */
 
 START_TEST(shell_death)
@@ -506,6 +529,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, next_run_waits_for_env);
 	tcase_add_test(tc, prelude_sent_once);
 	tcase_add_test(tc, garbled_report);
+	tcase_add_test(tc, forged_report);
 	tcase_add_test(tc, shell_death);
 	tcase_add_test(tc, kill_run);
 	tcase_add_test(tc, timeout_run);

@@ -40,6 +40,21 @@ static ssize_t parse_guarded(const char *buf, size_t len, struct shell_frame *f)
 
 /* ---- frames ---- */
 
+/* A run's key after the status. */
+START_TEST(frame_keyed)
+{
+	struct shell_frame f;
+
+	ck_assert_int_gt(
+		parse_guarded(FRAME("E0 fedcba9876543210\0/x\0\0"), &f), 0);
+	ck_assert(f.kind == 'E' && f.status == 0 && f.keyed);
+	ck_assert(f.key == 0xfedcba9876543210ULL);
+	ck_assert_str_eq(f.pwd, "/x");
+	ck_assert_int_gt(parse_guarded(FRAME("R12\0/\0\0"), &f), 0);
+	ck_assert(!f.keyed && f.status == 12);
+}
+END_TEST
+
 START_TEST(frame_basic)
 {
 	static const char fr[] = "R0\0/home/u\0declare -x A=\"1\"\n\0";
@@ -161,6 +176,15 @@ START_TEST(frame_malformed)
 		{ FRAME("R99999999999999999999\0/\0\0") },
 		{ FRAME("R0x1\0/\0\0") },
 		{ FRAME("R1.0\0/\0\0") },
+		{ FRAME("R+1\0/\0\0") },
+		{ FRAME("R 1\0/\0\0") },
+		{ FRAME("R0 \0/\0\0") },
+		{ FRAME("R0 0123\0/\0\0") },
+		{ FRAME("R0 0123456789ABCDEF\0/\0\0") },
+		{ FRAME("R0  123456789abcdef\0/\0\0") },
+		{ FRAME("R0 0123456789abcdef0\0/\0\0") },
+		{ FRAME("R0 0123456789abcdeg\0/\0\0") },
+		{ FRAME("R0_0123456789abcdef\0/\0\0") },
 		{ FRAME("Z") },
 		{ FRAME("garbage") },
 		{ FRAME("declare -x A=\"1\"\n\0") },
@@ -251,6 +275,8 @@ struct sh {
 struct report {
 	char kind;
 	int status;
+	bool keyed, e_keyed; /* the R frame's key, and whether E had it */
+	uint64_t key, e_key;
 	char pwd[4096];
 	struct envmap env;
 };
@@ -318,6 +344,8 @@ static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 		if (n > 0 && f.kind == 'E') {
 			/* the variables of the run just reported are ready */
 			ck_assert_int_eq(r->kind, 'R');
+			r->e_keyed = f.keyed;
+			r->e_key = f.key;
 			report_env(s, r, &f);
 			memmove(s->buf, s->buf + n, s->len - (size_t)n);
 			s->len -= (size_t)n;
@@ -326,6 +354,8 @@ static int sh_wait(struct sh *s, struct report *r, int timeout_ms)
 		if (n > 0) {
 			r->kind = f.kind;
 			r->status = f.status;
+			r->keyed = f.keyed;
+			r->key = f.key;
 			ck_assert_uint_lt(strlen(f.pwd), sizeof(r->pwd));
 			strcpy(r->pwd, f.pwd);
 			memmove(s->buf, s->buf + n, s->len - (size_t)n);
@@ -358,6 +388,27 @@ static void sh_send_spin(struct sh *s, unsigned id, char flag, const char *cmd,
 	/* the run's fifos are named after it here: f<id>.o, f<id>.e */
 	n = snprintf(line, sizeof(line), "%u %u %c %u\n", id, id, flag, spin);
 	ck_assert_int_eq(write(s->ctl, line, (size_t)n), n);
+}
+
+/* Sends run id with the daemon's fifth field, the run's key. */
+static void sh_send_key(struct sh *s, unsigned id, const char *cmd,
+			const char *key)
+{
+	char name[32], line[80];
+	int n;
+
+	snprintf(name, sizeof(name), "r%u.cmd", id);
+	unit_put_at(s->dfd, name, cmd, strlen(cmd));
+	n = snprintf(line, sizeof(line), "%u %u n 0 %s\n", id, id, key);
+	ck_assert_int_eq(write(s->ctl, line, (size_t)n), n);
+}
+
+/* The daemon's abort of run id: the signal queued with the run's id. */
+static void sh_abort(struct sh *s, unsigned id)
+{
+	union sigval v = { .sival_ptr = (void *)(uintptr_t)id };
+
+	ck_assert_int_eq(sigqueue(s->pid, SHELL_ABORT_SIG, v), 0);
 }
 
 static void sh_send(struct sh *s, unsigned id, char flag, const char *cmd)
@@ -970,7 +1021,7 @@ START_TEST(bash_abort)
 		ck_assert_int_lt(now_ms() - t0, 5000);
 		usleep(10000);
 	}
-	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	sh_abort(&s, 2);
 	usleep(100000);
 	ck_assert_int_eq(kill((pid_t)atol(pid), SIGKILL), 0);
 	free(pid);
@@ -1045,7 +1096,7 @@ START_TEST(bash_abort_untrappable)
 		"sh -c 'echo $$ > sleeper.pid; exec sleep 20'\n"
 		"echo not-reached\n");
 	ck_assert_int_eq(kill(wait_pid_file(&s, "sleeper.pid"), 0), 0);
-	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	sh_abort(&s, 2);
 	usleep(100000);
 	ck_assert_int_eq(kill(wait_pid_file(&s, "sleeper.pid"), SIGKILL), 0);
 	ck_assert_int_eq(sh_wait(&s, &r, 5000), 0);
@@ -1071,7 +1122,7 @@ START_TEST(bash_abort_loop)
 		"f() { while :; do for ((;;)); do :; done; done; }\n"
 		"f\necho not-reached\n");
 	usleep(200000);
-	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	sh_abort(&s, 1);
 	t0 = now_ms();
 	ck_assert_int_eq(sh_wait(&s, &r, 5000), 0);
 	ck_assert_int_lt(now_ms() - t0, 3000);
@@ -1079,6 +1130,74 @@ START_TEST(bash_abort_loop)
 	free_report(&r);
 	ck_assert_int_eq(sh_run(&s, 2, "echo a\n", &r), 0);
 	want_out(&s, 2, "o", "a\n");
+	free_report(&r);
+	sh_stop(&s);
+}
+END_TEST
+
+/* The run's key from the control line comes back in both its frames. */
+START_TEST(bash_keyed)
+{
+	static struct sh s;
+	struct report r;
+
+	sh_start(&s);
+	sh_send_key(&s, 1, "echo k\n", "00112233445566ff");
+	ck_assert_int_eq(sh_wait(&s, &r, 10000), 0);
+	ck_assert(r.keyed && r.e_keyed);
+	ck_assert(r.key == 0x00112233445566ffULL && r.e_key == r.key);
+	free_report(&r);
+	ck_assert_int_eq(sh_run(&s, 2, "true\n", &r), 0);
+	ck_assert(!r.keyed && !r.e_keyed); /* a line without one */
+	free_report(&r);
+	sh_stop(&s);
+}
+END_TEST
+
+/* The abort signal sent by anyone but with kill(2), no run named, is not
+ * the daemon's: the run goes on. */
+START_TEST(bash_abort_plain)
+{
+	static struct sh s;
+	struct report r;
+
+	sh_start(&s);
+	sh_send(&s, 1, 'n', "sleep 0.3; echo done\n");
+	usleep(100000);
+	ck_assert_int_eq(kill(s.pid, SHELL_ABORT_SIG), 0);
+	ck_assert_int_eq(sh_wait(&s, &r, 10000), 0);
+	ck_assert_int_eq(r.status, 0);
+	want_out(&s, 1, "o", "done\n");
+	free_report(&r);
+	sh_stop(&s);
+}
+END_TEST
+
+/* The abort of a run whose line waits while the shell runs a trap: the
+ * trap stops, the run's command never runs, and the shell goes on. */
+START_TEST(bash_abort_before)
+{
+	static struct sh s;
+	struct report r;
+
+	sh_start(&s);
+	ck_assert_int_eq(sh_run(&s, 1,
+				"trap 'echo t > trap.on; while :; do :; done' "
+				"USR1\n",
+				&r),
+			 0);
+	free_report(&r);
+	ck_assert_int_eq(kill(s.pid, SIGUSR1), 0);
+	wait_pid_file(&s, "trap.on"); /* "t": the trap is running */
+	sh_send(&s, 2, 'n', "echo ran > ran.txt\n");
+	sh_abort(&s, 2);
+	ck_assert_int_eq(sh_wait(&s, &r, 5000), 0);
+	ck_assert_int_ne(r.status, 0);
+	ck_assert_int_eq(faccessat(s.dfd, "ran.txt", F_OK, 0), -1);
+	free_report(&r);
+	ck_assert_int_eq(sh_run(&s, 3, "echo after\n", &r), 0);
+	ck_assert_int_eq(r.status, 0);
+	want_out(&s, 3, "o", "after\n");
 	free_report(&r);
 	sh_stop(&s);
 }
@@ -1129,6 +1248,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("frame");
 
 	tcase_add_test(tc, frame_basic);
+	tcase_add_test(tc, frame_keyed);
 	tcase_add_test(tc, frame_exit_kind);
 	tcase_add_test(tc, frame_status);
 	tcase_add_test(tc, frame_empty_fields);
@@ -1162,6 +1282,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, bash_abort_idle);
 	tcase_add_test(tc, bash_abort_untrappable);
 	tcase_add_test(tc, bash_abort_loop);
+	tcase_add_test(tc, bash_abort_plain);
+	tcase_add_test(tc, bash_abort_before);
+	tcase_add_test(tc, bash_keyed);
 	tcase_add_test(tc, bash_hostile);
 	suite_add_tcase(s, tc);
 	return s;
