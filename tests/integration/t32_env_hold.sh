@@ -14,8 +14,9 @@
 HOLD=4 # seconds the stand-in shell waits before it reports its variables
 
 # the stand-in: started as SHELL --noprofile --norc -c BOOT bash DRIVER DIR;
-# reads "ID GEN FLAG SPIN" lines, applies the prelude, sources the
-# command into the run's fifos, then writes the R and E frames on 201
+# reads "ID GEN FLAG SPIN KEY" lines, applies the prelude, sources the
+# command into the run's fifos, then writes the R and E frames (with the
+# run's KEY) on 201
 FAKE=$SFS_TMP/fakesh
 cat >"$FAKE" <<'SH'
 #!/bin/bash
@@ -31,12 +32,12 @@ pre() {
 		esac
 	done <"$1"
 }
-while IFS=' ' read -r id gen flag spin; do
+while IFS=' ' read -r id gen flag spin key; do
 	[[ $flag == p ]] && pre "$dir/r$id.pre"
 	. "$dir/r$id.cmd" </dev/null >"$dir/f$gen.o" 2>"$dir/f$gen.e"
-	printf 'R%s\0%s\0\0' $? "$PWD" >&201
+	printf 'R%s %s\0%s\0\0' $? "$key" "$PWD" >&201
 	grep -q HOLD "$dir/r$id.cmd" && sleep HOLD_S
-	{ printf 'E0\0%s\0' "$PWD"; export -p; printf '\0'; } >&201
+	{ printf 'E0 %s\0%s\0' "$key" "$PWD"; export -p; printf '\0'; } >&201
 done
 SH
 sed -i "s/HOLD_S/$HOLD/" "$FAKE"
