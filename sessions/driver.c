@@ -256,6 +256,18 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 	ready_fn(s);
 }
 
+/* The shell was stopped (`kill -STOP $$` in a command): nothing could
+ * ever resume it, and its session would hang, so it goes on. */
+static void shell_stopped(struct reap_watch *w, int sig)
+{
+	struct sess *s = w->arg;
+
+	if (!s->pid)
+		return;
+	kill(s->pid, SIGCONT);
+	sess_error(s, "the shell was stopped by signal %d; continued it", sig);
+}
+
 /* The shell's directory, first cwd and owner (sessions/shell.h). */
 #define SHELL_WHO(s)                                                           \
 	((struct shell_who){ (s)->dir, (s)->cwd, (s)->uid, (s)->gid })
@@ -278,6 +290,7 @@ static int start_shell(struct sess *s)
 		return (int)pid;
 	s->pid = pid;
 	reap_add(&s->shell_reap, pid, shell_gone, s);
+	s->shell_reap.stopped = shell_stopped;
 	s->shell_idle = false;
 	s->cg.leader = s->cg.sid = pid; /* the shell calls setsid() */
 	s->res.fn = on_results;

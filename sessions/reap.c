@@ -23,6 +23,7 @@ void reap_add(struct reap_watch *w, pid_t pid,
 	reap_del(w);
 	w->pid = pid;
 	w->fn = fn;
+	w->stopped = NULL;
 	w->arg = arg;
 	w->on = true;
 	list_add_tail(&watches, &w->link);
@@ -36,17 +37,22 @@ void reap_del(struct reap_watch *w)
 	list_del(&w->link);
 }
 
-/* Hands the exit of pid to its watcher, if any. */
+/* Hands the exit (or stop) of pid to its watcher, if any. */
 static void dispatch(pid_t pid, int wstatus)
 {
 	for (struct list *l = watches.next; l != &watches; l = l->next) {
 		struct reap_watch *w = list_entry(l, struct reap_watch, link);
 
-		if (w->pid == pid) {
-			reap_del(w);
-			w->fn(w, wstatus);
+		if (w->pid != pid)
+			continue;
+		if (WIFSTOPPED(wstatus)) {
+			if (w->stopped)
+				w->stopped(w, WSTOPSIG(wstatus));
 			return;
 		}
+		reap_del(w);
+		w->fn(w, wstatus);
+		return;
 	}
 }
 
@@ -59,7 +65,8 @@ static void on_sigchld(struct loop_watch *w, uint32_t events)
 	(void)events;
 	while (read(w->fd, &si, sizeof(si)) == sizeof(si))
 		;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+	/* stops too: a shell stopped by its own command is resumed */
+	while ((pid = waitpid(-1, &st, WNOHANG | WUNTRACED)) > 0)
 		dispatch(pid, st);
 	if (reap_batch_hook)
 		reap_batch_hook();

@@ -13,6 +13,8 @@ struct reap_watch {
 	pid_t pid;
 	bool on;
 	void (*fn)(struct reap_watch *w, int wstatus);
+	/* when set, told that the child was stopped by signal sig */
+	void (*stopped)(struct reap_watch *w, int sig);
 	void *arg;
 	struct list link;
 };
@@ -20,7 +22,8 @@ struct reap_watch {
 /* Makes this process the child subreaper and watches SIGCHLD. Returns 0
  * or -errno. */
 int reap_init(void);
-/* Calls fn(w, wstatus) once pid has exited and is reaped. */
+/* Calls fn(w, wstatus) once pid has exited and is reaped (w->stopped is
+ * cleared: set it after this call to hear of stops). */
 void reap_add(struct reap_watch *w, pid_t pid,
 	      void (*fn)(struct reap_watch *w, int wstatus), void *arg);
 /* Drops the claim: the exit is reaped and ignored. */

@@ -5,7 +5,8 @@
 # builtins (and like the old loop's helpers), set -n, closing every
 # descriptor, ulimit -n, unsetting every variable, set -x, a DEBUG trap,
 # trap '' on the abort signal, cd then unset PWD, a bogus env/PWD, an EXIT
-# trap; and a daemon without its driver. Each case has its own session.
+# trap, a forged report, a kill during a trap between runs, kill -STOP $$;
+# and a daemon without its driver. Each case has its own session.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -247,6 +248,14 @@ check "trapkill: the writer of the run returns" sfs_wait_gone "$SFS_BG" 10
 assert_true "trapkill: the killed run's command did not run" "$SFS_TMP/trap.ran exists" test ! -e "$SFS_TMP/trap.ran"
 assert_file_match "$S/status" 'killed' "trapkill: status says killed"
 same_shell "a kill during a trap between runs"
+
+# 16. a command that stops its own shell: nothing else could resume it,
+# so the daemon does, and says so
+new_session stop
+assert_run_ok "stop: kill -STOP \$\$ then echo" "$S" 'kill -STOP $$; echo after' 10
+assert_file_eq "$S/stdout" $'after\n' "stop: the rest of the command ran"
+assert_file_match "$S/error" 'the shell was stopped by signal 19; continued it' "stop: error says so"
+same_shell "kill -STOP \$\$"
 
 sfs_kill_marker "331.$$"
 sfs_done
