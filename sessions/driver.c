@@ -119,8 +119,10 @@ void driver_retire(struct sess *s)
 static bool from_driver(struct sess *s, const struct shell_frame *f)
 {
 	if ((f->kind == 'R' || f->kind == 'E') && f->keyed &&
-	    f->key == s->run_key)
+	    f->key == s->run_key) {
+		s->spoke = true;
 		return true;
+	}
 	sess_error(s, "a report that is not the shell driver's was dropped");
 	return false;
 }
@@ -205,6 +207,27 @@ static void read_state(struct sess *s)
 	}
 }
 
+/* A shell that ended before its driver ever reported: what bash or the
+ * driver said on its way (SHELL_BOOT_ERR), the first line, if anything. */
+static void read_boot_err(struct sess *s)
+{
+	char buf[512], *nl;
+	ssize_t n;
+	int fd;
+
+	fd = dirtree_open_plain(s->dirfd, SHELL_BOOT_ERR);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	sess_error(s, "the shell could not start its driver: %s", buf);
+}
+
 /* The shell died in the middle of a run: what the run started ends
  * with it (TERM, then KILL after the grace), as a kill would end it. */
 static void leftovers_of_run(struct sess *s)
@@ -241,6 +264,8 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 	read_results(s);
 	drop_pipes(s);
 	read_state(s);
+	if (!s->spoke)
+		read_boot_err(s);
 	if (s->kill_stage)
 		contain_signal(&s->cg, SIGKILL, 0); /* forked during the kill */
 	else if (s->active && !s->dying)
@@ -289,6 +314,7 @@ static int start_shell(struct sess *s)
 	if (pid < 0)
 		return (int)pid;
 	s->pid = pid;
+	s->spoke = false;
 	reap_add(&s->shell_reap, pid, shell_gone, s);
 	s->shell_reap.stopped = shell_stopped;
 	s->shell_idle = false;

@@ -42,6 +42,7 @@ struct sess {
 	bool shell_idle; /* it is SCHED_IDLE: it has no command to run */
 	int ctl_fd;
 	uint64_t run_key; /* the latest run's key (sessions/shell.h) */
+	bool spoke;	  /* the shell has sent a report of the driver's */
 	/* The read ends of the fifos f<gen>.o and f<gen>.e for the next run,
 	 * made while the shell is busy with the last one (-1: not made). */
 	struct {

@@ -140,13 +140,28 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 	return z3 + 1 - buf;
 }
 
+/* The shell's stderr until its driver runs: the file SHELL_BOOT_ERR,
+ * which says why a shell that could not load or start its driver ended
+ * (else /dev/null). Returns a descriptor above SHELL_RES_FD. */
+static int boot_stderr(const struct shell_who *w, int null)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" SHELL_BOOT_ERR, w->dir);
+	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return null;
+	return fcntl(fd, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+}
+
 /* In the child: everything that must hold before bash starts. */
 static void child(const char *bash, const char *drv, const struct shell_who *w,
 		  char **envp, const struct contain *cg, int ctl_r, int res_w)
 {
 	char *argv[64] = { "bash", "--noprofile", "--norc" };
 	size_t n = 3;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), berr;
 
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	creds_reset_signals(SHELL_ABORT_SIG);
@@ -158,8 +173,9 @@ static void child(const char *bash, const char *drv, const struct shell_who *w,
 	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	null = fcntl(null, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	berr = boot_stderr(w, null);
 	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
-	    dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+	    dup2(null, 1) < 0 || dup2(berr, 2) < 0 ||
 	    dup2(res_w, SHELL_RES_FD) < 0)
 		_exit(126);
 	/* Nothing else of the daemon's (/dev/fuse above all, or of whatever
@@ -185,16 +201,16 @@ static void child(const char *bash, const char *drv, const struct shell_who *w,
 	_exit(127);
 }
 
-/* The files the driver leaves at exit, made here as the owner's: the
- * directory is root's, so that the daemon never works in a directory a
- * user can change. */
+/* The files the driver leaves at exit, and the shell's stderr until the
+ * driver runs, made here as the owner's: the directory is root's, so that
+ * the daemon never works in a directory a user can change. */
 static int make_exit_files(const struct shell_who *w)
 {
-	static const char *const names[] = { "env", "state" };
+	static const char *const names[] = { "env", "state", SHELL_BOOT_ERR };
 	char path[PATH_MAX];
 	int fd, rc = 0;
 
-	for (size_t i = 0; i < 2 && rc == 0; i++) {
+	for (size_t i = 0; i < 3 && rc == 0; i++) {
 		snprintf(path, sizeof(path), "%s/%s", w->dir, names[i]);
 		/* made anew: a command run as root may have left anything
 		 * there (a link, a fifo) */

@@ -30,9 +30,11 @@
 #include "contain.h"
 #include "envmap.h"
 
-#define SHELL_RES_FD 201	 /* the shell's end of the result pipe */
-#define SHELL_DRIVER "sfsdrv.so" /* the driver module's file name */
-#define SHELL_KEY_LEN 16	 /* hex digits of a run's key */
+#define SHELL_RES_FD  201	  /* the shell's end of the result pipe */
+#define SHELL_DRIVER  "sfsdrv.so" /* the driver module's file name */
+#define SHELL_KEY_LEN 16	  /* hex digits of a run's key */
+/* The shell's stderr until the driver runs (see shell_spawn). */
+#define SHELL_BOOT_ERR "boot.err"
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
@@ -65,8 +67,9 @@ struct shell_who {
 };
 
 /* Starts bash as w->uid in w->cwd with envp, contained in cg, talking
- * through *ctl (write end) and *res (read end, non-blocking). Returns the
- * pid or -errno (-ENOENT, logged, when the driver module is missing). */
+ * through *ctl (write end) and *res (read end, non-blocking); until the
+ * driver runs, its stderr is w->dir/SHELL_BOOT_ERR. Returns the pid or
+ * -errno (-ENOENT, logged, when the driver module is missing). */
 pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		  const struct contain *cg, int *ctl, int *res);
 

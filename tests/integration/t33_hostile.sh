@@ -185,6 +185,25 @@ else
 	fail "no driver: the daemon mounts" "$(tail -n 3 "$ND/log" | tr '\n' ' ')"
 fi
 
+# 9b. a driver beside the daemon that bash cannot load: the run fails with
+# 126 and error gives bash's own words
+BD=$SFS_TMP/baddrv
+mkdir -p "$BD/bin" "$BD/mnt"
+cp "$SFS_BIN" "$BD/bin/sessionfs"
+printf 'not a shared object\n' >"$BD/bin/sfsdrv.so"
+"$BD/bin/sessionfs" -f "$BD/mnt" >"$BD/log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+bdpid=$!
+SFS_BG_PIDS+=("$bdpid")
+if check "bad driver: the daemon mounts" sfs_until 5 timeout 2 test -d "$BD/mnt/sessions"; then
+	check "bad driver: mkdir a session" sfs_mkdir "$BD/mnt/sessions/x"
+	sfs_run "$BD/mnt/sessions/x" 'echo hi' 10
+	assert_file_eq "$BD/mnt/sessions/x/exit" $'126\n' "bad driver: the run fails with 126"
+	assert_file_match "$BD/mnt/sessions/x/error" 'the shell could not start its driver: .*enable: .*sfsdrv.so' \
+		"bad driver: error says what bash said"
+	timeout 10 fusermount3 -u "$BD/mnt" 2>/dev/null || timeout 10 fusermount3 -uz "$BD/mnt"
+	check "bad driver: the daemon exits after the unmount" sfs_wait_gone "$bdpid" 5
+fi
+
 # 10. what a command leaves in its spool directory is never trusted: a
 # fifo named state (the daemon once blocked opening it, and with it every
 # session) or a link env -> /dev/zero (read without end), then the shell
