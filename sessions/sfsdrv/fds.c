@@ -41,6 +41,7 @@ struct chan {
 static struct chan ctl, res;
 static sem_t holder_ready;
 static pid_t holder_tid;
+static int holder_err; /* why the holder has no file table of its own */
 
 static void *holder(void *arg)
 {
@@ -50,6 +51,8 @@ static void *holder(void *arg)
 		close_range(1, DRV_RES_FD - 1, 0);
 		close_range(DRV_RES_FD + 1, ~0U, 0);
 		holder_tid = (pid_t)syscall(SYS_gettid);
+	} else {
+		holder_err = errno; /* a seccomp filter may refuse unshare */
 	}
 	sem_post(&holder_ready);
 	for (;;)
@@ -77,7 +80,10 @@ static int start_holder(void)
 		return -1;
 	while (sem_wait(&holder_ready) < 0 && errno == EINTR)
 		;
-	return holder_tid ? 0 : -1;
+	if (holder_tid)
+		return 0;
+	errno = holder_err;
+	return -1;
 }
 
 static int chan_init(struct chan *c, int fd, int flags)
