@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "ctxproto.h"
 #include "objs.h"
 #include "run.h"
 #include "sess.h"
@@ -127,6 +128,9 @@ void run_unref(struct run *r)
 	spool_close(&r->err);
 	outidx_close(&r->all);
 	free(r->stdin_q.p);
+	if (r->cx)
+		ctx_exec_free(r->cx, objs_del);
+	free(r->cx);
 	free(r->name);
 	free(r);
 }

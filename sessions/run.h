@@ -15,6 +15,8 @@
 #include "strbuf.h"
 
 struct sess;
+struct ctx;
+struct ctx_exec;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
 /* Which of its files a run has made, so that only those are unlinked. */
@@ -74,6 +76,11 @@ struct run {
 	int64_t ended_wall;
 	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
 	void *gone_arg;
+
+	/* An execution of a code context (contexts/NAME): its context
+	 * (NULL once it is gone) and what it produced. */
+	struct ctx *ctx;
+	struct ctx_exec *cx;
 };
 
 /* Called whenever a run gains output or changes state (set by fs/). */
