@@ -37,9 +37,11 @@ void ctxproc_unlink(int dirfd, const char *tag)
 	unlinkat(dirfd, name, 0);
 }
 
+/* Makes the fifo TAG.END, the owner's; returns the daemon's end. */
 static int make_fifo(const struct ctxproc_spec *sp, char end)
 {
 	char name[64];
+	int fd;
 
 	fifo_name(name, sizeof(name), sp->tag, end);
 	unlinkat(sp->dirfd, name, 0);
@@ -48,11 +50,9 @@ static int make_fifo(const struct ctxproc_spec *sp, char end)
 	if (fchownat(sp->dirfd, name, sp->uid, sp->gid, AT_SYMLINK_NOFOLLOW) <
 	    0)
 		return -errno;
-	return openat(sp->dirfd, name,
-		      (end == 'q' ? O_RDWR : O_RDONLY) | O_NONBLOCK |
-			      O_CLOEXEC) < 0 ?
-		       -errno :
-		       0;
+	fd = openat(sp->dirfd, name,
+		    (end == 'q' ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* In the child: the owner's process, in the context's cgroup. An

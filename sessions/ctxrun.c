@@ -353,6 +353,8 @@ static int on_frame(struct ctx *c, const struct ctxproto_frame *f)
 	if (!c->active)
 		return -EINVAL;
 	rc = ctx_exec_frame(c->active->cx, f, new_res_id);
+	if (rc == 0 && strcmp(f->tag, "result") == 0)
+		c->active->cx->res[c->active->cx->nres - 1]->owner = c->active;
 	if (rc == 0 && c->active->cx->done) {
 		c->count++;
 		end_exec(c, END_EXITED, 0);
@@ -462,6 +464,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 			 WEXITSTATUS(wstatus));
 	if (c->active) {
 		ctx_exec_fail(c->active->cx, "ContextDied", c->why);
+		c->active->start_err = EIO;
 		end_exec(c, END_ERROR,
 			 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
 	}
