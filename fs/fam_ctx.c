@@ -42,8 +42,7 @@ static int lang_write(fuse_req_t req, struct fh *fh, struct node *n,
 	return rc < 0 ? rc : ctx_set_language(n->c, fh->w.p, len);
 }
 
-static const struct fops lang_ops = { .text = lang_text,
-				      .write = lang_write };
+static const struct fops lang_ops = { .text = lang_text, .write = lang_write };
 
 static char *cwd_text(const struct node *n, size_t *len)
 {
@@ -164,8 +163,7 @@ static int env_unlink(const struct node *dir, const char *name)
 	return ctx_unsetenv(dir->c, name);
 }
 
-static int env_create(const struct node *dir, const char *name,
-		      fuse_ino_t *ino)
+static int env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
 {
 	int rc = ctx_setenv(dir->c, name, "", 0);
 

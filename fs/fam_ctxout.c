@@ -65,7 +65,7 @@ static bool try_flush(struct park *p)
 
 	if (run_active(fh->r))
 		return false;
-	fuse_reply_err(p->req, fh->r->start_err	      ? fh->r->start_err :
+	fuse_reply_err(p->req, fh->r->start_err		  ? fh->r->start_err :
 			       fh->r->end == END_CANCELED ? ECANCELED :
 							    0);
 	return true;
@@ -231,9 +231,15 @@ static const struct fops main_ops = { .text = main_text };
 	}
 
 static const struct fent res_dyn[] = {
-	FMT_ROW(0, "text"),   FMT_ROW(1, "html"),	FMT_ROW(2, "markdown"),
-	FMT_ROW(3, "svg"),    FMT_ROW(4, "png"),	FMT_ROW(5, "jpeg"),
-	FMT_ROW(6, "pdf"),    FMT_ROW(7, "latex"),	FMT_ROW(8, "json"),
+	FMT_ROW(0, "text"),
+	FMT_ROW(1, "html"),
+	FMT_ROW(2, "markdown"),
+	FMT_ROW(3, "svg"),
+	FMT_ROW(4, "png"),
+	FMT_ROW(5, "jpeg"),
+	FMT_ROW(6, "pdf"),
+	FMT_ROW(7, "latex"),
+	FMT_ROW(8, "json"),
 	FMT_ROW(9, "javascript"),
 	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR },
 	{ 0 },

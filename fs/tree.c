@@ -105,7 +105,7 @@ static int resolve_in_run(struct node *n, unsigned homes)
 	if (k != OBJ_RUN)
 		return -ENOENT;
 	r = objs_get(n->id, OBJ_RUN);
-	if (!(homes & BIT(r->ctx	 ? HOME_CTXRUN :
+	if (!(homes & BIT(r->ctx     ? HOME_CTXRUN :
 			  r->is_proc ? HOME_PROC :
 				       HOME_RUN)))
 		return -ENOENT;

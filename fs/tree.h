@@ -124,10 +124,10 @@ struct fent {
 struct node {
 	enum ft ft;
 	uint64_t id;
-	struct sess *s;	    /* the session it is in, if any */
-	struct run *r;	    /* its run (NULL: none yet) */
-	struct envvar *var; /* for a variable */
-	struct ctx *c;	    /* its code context, if any */
+	struct sess *s;		/* the session it is in, if any */
+	struct run *r;		/* its run (NULL: none yet) */
+	struct envvar *var;	/* for a variable */
+	struct ctx *c;		/* its code context, if any */
 	struct ctx_result *res; /* results/N */
 	bool run_level; /* under runs/N or procs/N rather than the session */
 };

@@ -152,8 +152,10 @@ int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
 	if (rc < 0)
 		return rc;
 	if (!name_env_valid(name) || !name_env_value_valid(val, len)) {
-		sess_error(c->sess, "contexts/%s/env/%.64s: not a valid "
-			   "variable", c->name, name);
+		sess_error(c->sess,
+			   "contexts/%s/env/%.64s: not a valid "
+			   "variable",
+			   c->name, name);
 		return -EINVAL;
 	}
 	return envmap_set(&c->env, name, val, len);
@@ -183,7 +185,6 @@ struct run *ctx_exec_by_name(struct ctx *c, const char *name)
 	return run_find(&c->execs, name);
 }
 
-
 static void iso_time(int64_t ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -197,8 +198,7 @@ static void iso_time(int64_t ms, char *buf, size_t len)
 			 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 }
 
-char *ctx_format_status(const struct ctx *c, const struct run *r,
-			size_t *len)
+char *ctx_format_status(const struct ctx *c, const struct run *r, size_t *len)
 {
 	struct strbuf b = { 0 };
 	char when[40];
@@ -234,12 +234,12 @@ char *ctx_format_status(const struct ctx *c, const struct run *r,
 }
 
 /* Up to cap bytes of r's spool with that suffix, malloc'd. */
-static char *read_spool(const struct run *r, const char *suffix,
-			uint64_t size, size_t *len)
+static char *read_spool(const struct run *r, const char *suffix, uint64_t size,
+			size_t *len)
 {
 	char name[64], *p;
-	uint64_t cap = size < conf.json_output_bytes ? size :
-						       conf.json_output_bytes;
+	uint64_t cap =
+		size < conf.json_output_bytes ? size : conf.json_output_bytes;
 	ssize_t n = 0;
 	int fd;
 
@@ -262,9 +262,9 @@ char *ctx_format_json(const struct run *r, size_t *len)
 	size_t olen, elen;
 	char *out = read_spool(r, "out", r->out.size, &olen);
 	char *err = read_spool(r, "err", r->err.size, &elen);
-	char *text = out && err ? ctx_exec_json(r->cx, out, olen, err, elen,
-						len) :
-				  NULL;
+	char *text = out && err ?
+			     ctx_exec_json(r->cx, out, olen, err, elen, len) :
+			     NULL;
 
 	free(out);
 	free(err);

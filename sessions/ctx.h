@@ -43,10 +43,10 @@ struct ctx {
 	int64_t started_wall;
 	struct reap_watch reap;
 	struct contain cg;
-	int req_fd;		/* requests (a fifo, read and write) */
-	struct loop_watch ans;	/* answers (a fifo's read end) */
-	struct strbuf abuf;	/* answer bytes not yet parsed */
-	int out_fd, err_fd;	/* read ends of its stdout and stderr */
+	int req_fd;	       /* requests (a fifo, read and write) */
+	struct loop_watch ans; /* answers (a fifo's read end) */
+	struct strbuf abuf;    /* answer bytes not yet parsed */
+	int out_fd, err_fd;    /* read ends of its stdout and stderr */
 	struct loop_watch idle_o, idle_e; /* drop output between runs */
 	unsigned gen;			  /* names its fifos */
 	unsigned count;			  /* execution_count */
@@ -97,8 +97,7 @@ void ctx_free_all(struct sess *s);
 struct run *ctx_latest(struct ctx *c);
 struct run *ctx_exec_by_name(struct ctx *c, const char *name);
 /* status: the context's (r NULL) or an execution's key value lines. */
-char *ctx_format_status(const struct ctx *c, const struct run *r,
-			size_t *len);
+char *ctx_format_status(const struct ctx *c, const struct run *r, size_t *len);
 /* result.json of execution r (reads its spools). */
 char *ctx_format_json(const struct run *r, size_t *len);
 

@@ -60,8 +60,12 @@ static int make_fifo(const struct ctxproc_spec *sp, char end)
 static void child(const struct ctxproc_spec *sp, int out, int err)
 {
 	char q[PATH_MAX], a[PATH_MAX], why[PATH_MAX + 64];
-	char *argv[] = { (char *)sp->interp, (char *)sp->flag,
-			 (char *)sp->driver, q, a, NULL };
+	char *argv[] = { (char *)sp->interp,
+			 (char *)sp->flag,
+			 (char *)sp->driver,
+			 q,
+			 a,
+			 NULL };
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), fd, n;
 
 	creds_reset_signals(0);
@@ -103,8 +107,8 @@ int ctxproc_spawn(const struct ctxproc_spec *sp, struct ctxproc *p)
 
 	if (rc >= 0)
 		rc = fd[1] = make_fifo(sp, 'a');
-	if (rc >= 0 && (pipe2(fd + 2, O_CLOEXEC) < 0 ||
-			pipe2(fd + 4, O_CLOEXEC) < 0))
+	if (rc >= 0 &&
+	    (pipe2(fd + 2, O_CLOEXEC) < 0 || pipe2(fd + 4, O_CLOEXEC) < 0))
 		rc = -errno;
 	if (rc < 0)
 		goto fail;

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctxproto.h"
-#include "run.h"
 
 const char *const ctx_fmt_names[CTX_NFMT] = {
-	"text",	 "html", "markdown", "svg",  "png",
-	"jpeg",	 "pdf",	 "latex",    "json", "javascript",
+	"text", "html", "markdown", "svg",  "png",
+	"jpeg", "pdf",	"latex",    "json", "javascript",
 };
 
 int ctx_fmt_index(const char *name)
@@ -175,14 +174,14 @@ const struct ctx_result *ctx_exec_main(const struct ctx_exec *e)
 static void error_object(struct strbuf *b, const struct ctx_exec *e)
 {
 	sb_add(b, "{\"name\": ", 9);
-	run_json_string(b, e->ename.p ? e->ename.p : "", e->ename.len);
+	sb_add_json(b, e->ename.p ? e->ename.p : "", e->ename.len);
 	sb_add(b, ", \"value\": ", 11);
-	run_json_string(b, e->evalue.p ? e->evalue.p : "", e->evalue.len);
+	sb_add_json(b, e->evalue.p ? e->evalue.p : "", e->evalue.len);
 	sb_add(b, ", \"traceback\": [", 16);
 	for (size_t i = 0; i < e->ntrace; i++) {
 		if (i)
 			sb_add(b, ", ", 2);
-		run_json_string(b, e->trace[i], strlen(e->trace[i]));
+		sb_add_json(b, e->trace[i], strlen(e->trace[i]));
 	}
 	sb_add(b, "]}", 2);
 }
@@ -235,7 +234,7 @@ static void result_object(struct strbuf *b, const struct ctx_result *r)
 			ctx_base64(b, r->fmt[i].p, r->fmt[i].len);
 			sb_add(b, "\"", 1);
 		} else {
-			run_json_string(b, r->fmt[i].p, r->fmt[i].len);
+			sb_add_json(b, r->fmt[i].p, r->fmt[i].len);
 		}
 		sb_add(b, ", ", 2);
 	}
@@ -254,7 +253,7 @@ static void lines_array(struct strbuf *b, const char *s, size_t n)
 
 		if (i)
 			sb_add(b, ", ", 2);
-		run_json_string(b, s + i, end - i);
+		sb_add_json(b, s + i, end - i);
 		i = end;
 	}
 	sb_add(b, "]", 1);

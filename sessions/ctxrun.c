@@ -124,8 +124,8 @@ static void disconnect(struct ctx *c)
 		close(c->ans.fd);
 	}
 	for (int *fd = &c->out_fd; fd <= &c->err_fd; fd++) {
-		struct loop_watch *w = fd == &c->out_fd ? &c->idle_o :
-							  &c->idle_e;
+		struct loop_watch *w =
+			fd == &c->out_fd ? &c->idle_o : &c->idle_e;
 
 		if (w->fd >= 0)
 			loop_del(w);
@@ -160,7 +160,6 @@ static void set_dead(struct ctx *c, const char *fmt, ...)
 	}
 }
 
-
 /* Between executions: what the interpreter's children print is dropped. */
 static void on_idle_output(struct loop_watch *w, uint32_t events)
 {
@@ -187,8 +186,14 @@ static int spawn_with(struct ctx *c, const char *drv)
 	struct ctxproc_spec sp = {
 		.interp = c->lang == CTX_PYTHON ? "python3" : "node",
 		.flag = c->lang == CTX_PYTHON ? NULL : "--expose-internals",
-		.driver = drv, .dirfd = s->dirfd, .dir = s->dir, .tag = tag,
-		.uid = s->uid, .gid = s->gid, .cwd = c->cwd, .envp = envp,
+		.driver = drv,
+		.dirfd = s->dirfd,
+		.dir = s->dir,
+		.tag = tag,
+		.uid = s->uid,
+		.gid = s->gid,
+		.cwd = c->cwd,
+		.envp = envp,
 		.cg = &c->cg,
 	};
 	struct ctxproc p;
@@ -234,8 +239,10 @@ static void spawn(struct ctx *c)
 	if (shell_find_file(file, drv, sizeof(drv)))
 		rc = spawn_with(c, drv);
 	else
-		set_dead(c, "the driver %s is neither next to the daemon nor "
-			    "in " SFS_DRIVER_DIR, file);
+		set_dead(c,
+			 "the driver %s is neither next to the daemon nor "
+			 "in " SFS_DRIVER_DIR,
+			 file);
 	if (rc < 0 && !c->why)
 		set_dead(c, "cannot start %s: %s", ctx_lang_name(c->lang),
 			 strerror(-rc));
@@ -280,9 +287,8 @@ static void start_exec(struct ctx *c, struct run *r)
 	r->started_wall = loop_wall_ms();
 	r->started_mono = loop_now_ms();
 	r->eff_timeout_ms = c->timeout_ms;
-	r->deadline = c->timeout_ms ?
-			      r->started_mono + (int64_t)c->timeout_ms :
-			      0;
+	r->deadline =
+		c->timeout_ms ? r->started_mono + (int64_t)c->timeout_ms : 0;
 	c->active = r;
 	c->state = CTX_RUNNING;
 	c->interrupted = false;
@@ -456,14 +462,17 @@ static void reaped(struct reap_watch *w, int wstatus)
 	char tag[48];
 
 	c->pid = c->cg.leader = 0;
-	if (WIFSIGNALED(wstatus))
+	if (c->gone_cb || c->restart)
+		; /* it was killed to go */
+	else if (WIFSIGNALED(wstatus))
 		set_dead(c, "the interpreter was killed by signal %d (%s)",
 			 WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
 	else
 		set_dead(c, "the interpreter exited with status %d",
 			 WEXITSTATUS(wstatus));
 	if (c->active) {
-		ctx_exec_fail(c->active->cx, "ContextDied", c->why);
+		ctx_exec_fail(c->active->cx, "ContextDied",
+			      c->why ? c->why : "the interpreter was ended");
 		c->active->start_err = EIO;
 		end_exec(c, END_ERROR,
 			 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
@@ -490,15 +499,18 @@ static void on_timer(struct loop_timer *t)
 	int64_t now = loop_now_ms();
 
 	if (r && c->kill_stage == 0 && r->deadline && now >= r->deadline) {
-		sess_error(c->sess, "contexts/%s: execution %s timed out "
-			   "after %llu ms: interrupted", c->name, r->name,
+		sess_error(c->sess,
+			   "contexts/%s: execution %s timed out "
+			   "after %llu ms: interrupted",
+			   c->name, r->name,
 			   (unsigned long long)r->eff_timeout_ms);
 		c->interrupted = true;
 		contain_signal(&c->cg, SIGINT, 0);
 		c->kill_stage = 1;
 		c->kill_at = now + (int64_t)conf.kill_grace_ms;
 	} else if (r && c->kill_stage == 1 && now >= c->kill_at) {
-		set_dead(c, "execution %s timed out after %llu ms and was "
+		set_dead(c,
+			 "execution %s timed out after %llu ms and was "
 			 "still running %llu ms after its interrupt: killed",
 			 r->name, (unsigned long long)r->eff_timeout_ms,
 			 (unsigned long long)conf.kill_grace_ms);

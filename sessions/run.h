@@ -115,10 +115,6 @@ char *run_format_status(const struct run *r, size_t *len);
 /* result.json; reads up to cap bytes of stdout and stderr from dirfd. */
 char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 		      uint64_t cap, size_t *len);
-/* Appends s (n bytes) to *buf as a JSON string; invalid UTF-8 becomes
- * U+FFFD. Returns 0 or -ENOMEM. */
-struct strbuf;
-int run_json_string(struct strbuf *b, const char *s, size_t n);
 
 /* A queued run's own timeout (runs/N/timeout). */
 void run_set_timeout(struct run *r, uint64_t ms);

@@ -34,6 +34,7 @@ function loadAcorn() {
 const acorn = loadAcorn();
 
 const [reqPath, ansPath] = process.argv.slice(2);
+const req = fs.openSync(reqPath, 'r');
 const ans = fs.openSync(ansPath, 'w');
 
 function send(tag, data = '') {
@@ -167,7 +168,7 @@ async function execute(file) {
 // Requests, one execution at a time, in order.
 let pending = Buffer.alloc(0);
 let queue = Promise.resolve();
-const stream = fs.createReadStream(reqPath, { highWaterMark: 65536 });
+const stream = fs.createReadStream(null, { fd: req, highWaterMark: 65536 });
 stream.on('data', (chunk) => {
   pending = Buffer.concat([pending, chunk]);
   for (;;) {

@@ -194,9 +194,12 @@ class Driver:
             tb = tb.tb_next
         if isinstance(e, SyntaxError):
             tb = None
+        te = traceback.TracebackException(type(e), e, tb)
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if f.filename != DRIVER])
         self.send("ename", type(e).__name__)
         self.send("evalue", str(e))
-        for chunk in traceback.format_exception(type(e), e, tb):
+        for chunk in te.format():
             for line in chunk.rstrip("\n").split("\n"):
                 self.send("etrace", line)
 
