@@ -375,7 +375,7 @@ static void parse_answers(struct ctx *c)
 	size_t at = 0;
 	ssize_t n = 1;
 
-	while (n > 0 && c->ans.fd >= 0) {
+	while (n > 0) {
 		n = ctxproto_parse(c->abuf.p + at, c->abuf.len - at, &f);
 		if (n > 0 && on_frame(c, &f) < 0)
 			n = -EINVAL;
@@ -462,6 +462,8 @@ static void reaped(struct reap_watch *w, int wstatus)
 	char tag[48];
 
 	c->pid = c->cg.leader = 0;
+	if (c->ans.fd >= 0)
+		on_answer(&c->ans, 0); /* what it said last: why it failed */
 	if (c->gone_cb || c->restart)
 		; /* it was killed to go */
 	else if (WIFSIGNALED(wstatus))
