@@ -19,9 +19,8 @@ command -v tmux >/dev/null || packages+=(tmux)
 # code contexts (contexts/NAME): the tests plot with matplotlib and show a
 # pandas DataFrame in Debian's python3; the benchmark's baseline is a
 # Jupyter kernel (ipykernel through jupyter_client)
-packages+=(python3 python3-matplotlib python3-pandas python3-ipykernel
+packages+=(python3-matplotlib python3-pandas python3-ipykernel
 	python3-jupyter-client)
-command -v node >/dev/null || packages+=(nodejs)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
