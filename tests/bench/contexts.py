@@ -89,6 +89,7 @@ def kernel_round_trips(n):
         return None
     # (its debugger's warnings about frozen modules are noise here)
     km, kc = start_new_kernel(kernel_name="python3",
+                              stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         times = []
