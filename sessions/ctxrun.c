@@ -164,10 +164,26 @@ static void set_dead(struct ctx *c, const char *fmt, ...)
 static void on_idle_output(struct loop_watch *w, uint32_t events)
 {
 	char buf[4096];
+	ssize_t n;
 
 	(void)events;
-	while (read(w->fd, buf, sizeof(buf)) > 0)
+	while ((n = read(w->fd, buf, sizeof(buf))) > 0)
 		;
+	if (n == 0 || errno != EAGAIN) {
+		/* every writer closed it (os.close(1)): nothing more comes */
+		loop_del(w);
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+/* While an execution runs, its own watches read the output. */
+static void idle_watch(struct ctx *c, bool on)
+{
+	if (c->idle_o.fd >= 0)
+		loop_mod(&c->idle_o, on ? EPOLLIN : 0);
+	if (c->idle_e.fd >= 0)
+		loop_mod(&c->idle_e, on ? EPOLLIN : 0);
 }
 
 static void on_answer(struct loop_watch *w, uint32_t events);
@@ -293,8 +309,7 @@ static void start_exec(struct ctx *c, struct run *r)
 	c->state = CTX_RUNNING;
 	c->interrupted = false;
 	c->kill_stage = 0;
-	loop_mod(&c->idle_o, 0);
-	loop_mod(&c->idle_e, 0);
+	idle_watch(c, false);
 	watch_output(r, &r->pipe_o, c->out_fd);
 	watch_output(r, &r->pipe_e, c->err_fd);
 	if (send_code(c, r) < 0) {
@@ -313,10 +328,7 @@ static void end_exec(struct ctx *c, enum run_end end, int sig)
 
 	output_close(r, &r->pipe_o);
 	output_close(r, &r->pipe_e);
-	if (c->idle_o.fd >= 0) {
-		loop_mod(&c->idle_o, EPOLLIN);
-		loop_mod(&c->idle_e, EPOLLIN);
-	}
+	idle_watch(c, true);
 	r->cx->count = c->count;
 	c->active = NULL;
 	c->kill_stage = 0;
