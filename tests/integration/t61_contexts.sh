@@ -164,6 +164,20 @@ done
 assert_eq 0 "$bad" "20 contexts do not share state"
 for i in $(seq 1 20); do rmdir "$CS/m$i" || fail "rmdir m$i"; done
 
+# contexts run in parallel with each other and with the session's runs
+check "mkdir contexts/p1 and p2" bash -c 'mkdir "$1/p1" "$1/p2"' _ "$CS"
+code p1 'import time' && code p2 'import time' || fail "import time" "code failed"
+t0=$(now_ms)
+code p1 'time.sleep(1)' &
+B1=$!
+code p2 'time.sleep(1)' &
+B2=$!
+SFS_BG_PIDS+=("$B1" "$B2")
+sfs_run "$S" 'sleep 1'
+wait "$B1" "$B2"
+assert_lt $(($(now_ms) - t0)) 1900 "two contexts and a run of 1 s each take about 1 s" " ms"
+check "rmdir contexts/p1 and p2" bash -c 'rmdir "$1/p1" "$1/p2"' _ "$CS"
+
 # javascript
 J=$CS/js
 check "mkdir contexts/js" mkctx js javascript
@@ -208,5 +222,21 @@ check "its writer returns" sfs_wait_gone "$BG" 5
 assert_true "its interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 1
 check "its background sleep is gone" bash -c '! pgrep -f "^sleep 300$"'
 check "contexts/py is gone" test ! -e "$P"
+
+# the deletion of a session ends its busy contexts
+S2=$MNT/sessions/c2
+check "mkdir sessions/c2" sfs_mkdir "$S2"
+check "mkdir contexts in c2" bash -c 'mkdir "$1/contexts/a" "$1/contexts/b" && echo javascript > "$1/contexts/b/language"' _ "$S2"
+sfs_write "$S2/contexts/a/code" $'while True: pass\n' &
+B1=$!
+sfs_write "$S2/contexts/b/code" $'while (true) {}\n' &
+B2=$!
+SFS_BG_PIDS+=("$B1" "$B2")
+check "both run" sfs_until 10 bash -c 'grep -q "state running" "$1/contexts/a/status" && grep -q "state running" "$1/contexts/b/status"' _ "$S2"
+PA=$(field "$S2/contexts/a/status" pid)
+PB=$(field "$S2/contexts/b/status" pid)
+check "rmdir of the session" timeout 10 rmdir "$S2"
+check "its writers return" sfs_wait_gone "$B1" 5
+check "its interpreters are gone" bash -c '! kill -0 "$1" 2>/dev/null && ! kill -0 "$2" 2>/dev/null' _ "$PA" "$PB"
 
 sfs_done
