@@ -117,6 +117,17 @@ let running = null; // the interrupt of the execution in progress
 process.on('SIGINT', () => {
   if (running) running(new Error('Interrupted'));
 });
+// What user code leaves behind (a timer that throws, a promise nobody
+// awaits) is reported on stderr; the context lives on.
+function report(e) {
+  try {
+    process.stderr.write(`${e && e.stack ? e.stack : util.inspect(e)}\n`);
+  } catch (err) {
+    // stderr is gone: nothing to report to
+  }
+}
+process.on('uncaughtException', report);
+process.on('unhandledRejection', report);
 
 function errorFrames(e) {
   const name = (e && e.name) || 'Error';

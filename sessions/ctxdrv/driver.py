@@ -142,7 +142,8 @@ class Driver:
             err, show = e, False
         finally:
             self.in_user = False
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__,
+                       sys.__stderr__):
             try:
                 stream.flush()
             except Exception:
