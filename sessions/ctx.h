@@ -4,7 +4,8 @@
  * (sessions/ctxdrv/), its executions queued one at a time like a
  * session's runs. An execution is a struct run (its code file, its
  * stdout and stderr spools) with the record of what it produced
- * (ctxproto.h).
+ * (ctxproto.h). ctx.c has the objects, their settings and reports;
+ * ctxrun.c the interpreters' life and the queue (from ctx_submit on).
  */
 #ifndef SFS_CTX_H
 #define SFS_CTX_H
