@@ -487,7 +487,9 @@ static void reaped(struct reap_watch *w, int wstatus)
 	if (c->active) {
 		ctx_exec_fail(c->active->cx, "ContextDied",
 			      c->why ? c->why : "the interpreter was ended");
-		c->active->start_err = EIO;
+		/* rmdir or the session's end: canceled, as a run's close */
+		c->active->start_err =
+			c->gone_cb || c->sess->dying ? ECANCELED : EIO;
 		end_exec(c, END_ERROR,
 			 WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
 	}

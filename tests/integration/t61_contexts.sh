@@ -209,8 +209,11 @@ assert_write_errno EINVAL "a bad ctl line" "$P/ctl" $'bogus\n'
 assert_file_match "$S/error" 'contexts/py/ctl' "refusals go to the session's error"
 
 # rmdir of a busy context
-code py 'import os; os.system("sleep 300 &"); while_true = 1
-while True: pass' &
+(
+	code py 'import os; os.system("sleep 300 &"); while_true = 1
+while True: pass'
+	echo $? >"$SFS_TMP/busy.rc"
+) &
 BG=$!
 SFS_BG_PIDS+=("$BG")
 check "the busy loop runs" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$P/status"
@@ -219,6 +222,8 @@ t0=$(now_ms)
 check "rmdir of a busy context" timeout 10 rmdir "$P"
 assert_lt $(($(now_ms) - t0)) 3000 "rmdir returns soon" " ms"
 check "its writer returns" sfs_wait_gone "$BG" 5
+assert_file_match "$SFS_TMP/busy.rc" '^1$' "its close fails (ECANCELED)"
+assert_file_match "$SFS_TMP/write.err" 'Operation canceled' "with ECANCELED"
 assert_true "its interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 1
 check "its background sleep is gone" bash -c '! pgrep -f "^sleep 300$"'
 check "contexts/py is gone" test ! -e "$P"
