@@ -9,9 +9,11 @@
 # output lands in stdout and not in the protocol, 20 contexts do not share
 # state, an interpreter that dies is dead (status, error) until restart,
 # a missing interpreter too, and nothing hangs. JavaScript: let persists
-# and may be declared again, top-level await, a thrown error. result.json
-# has the SDKs' shape; rmdir of a busy context returns and leaves no
-# process; bad names, languages and late settings are refused.
+# and may be declared again, top-level await, a thrown error, a timeout.
+# Contexts run in parallel with each other and with runs. result.json has
+# the SDKs' shape; rmdir of a busy context returns and leaves no process,
+# its writer gets ECANCELED; the deletion of a session ends its busy
+# contexts; bad names, languages and late settings are refused.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -196,7 +198,15 @@ assert_eq "Error x" "$(json "$J/error" 'j["name"], j["value"]')" "a thrown error
 assert_file_match "$J/error" '<cell 6>:1' "its stack names the user's cell"
 check "js after the error" code js 'a'
 assert_file_eq "$J/result" $'5\n' "the context still works"
-assert_eq "idle 7 javascript" "$(field "$J/status" state) $(field "$J/status" execution_count) $(field "$J/status" language)" \
+check "js timeout 300" sfs_write "$J/timeout" $'300\n'
+t0=$(now_ms)
+code js 'while (true) {}'
+assert_lt $(($(now_ms) - t0)) 5000 "a js timeout ends the loop" " ms"
+assert_file_match "$J/error" 'interrupted' "a js timeout interrupts"
+check "js timeout 0" sfs_write "$J/timeout" $'0\n'
+check "js after the timeout" code js 'a'
+assert_file_eq "$J/result" $'5\n' "the js context survives its timeout"
+assert_eq "idle 9 javascript" "$(field "$J/status" state) $(field "$J/status" execution_count) $(field "$J/status" language)" \
 	"status of the js context"
 
 # bad input
