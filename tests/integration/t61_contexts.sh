@@ -157,7 +157,9 @@ assert_file_match "$CS/nopy/error" 'cannot run python3' "error says why"
 
 # 20 contexts
 for i in $(seq 1 20); do
-	mkctx "m$i" && code "m$i" "v = $i" || fail "context m$i" "mkdir or code failed"
+	if ! { mkctx "m$i" && code "m$i" "v = $i"; }; then
+		fail "context m$i" "mkdir or code failed"
+	fi
 done
 bad=0
 for i in $(seq 1 20); do
@@ -168,7 +170,9 @@ for i in $(seq 1 20); do rmdir "$CS/m$i" || fail "rmdir m$i"; done
 
 # contexts run in parallel with each other and with the session's runs
 check "mkdir contexts/p1 and p2" bash -c 'mkdir "$1/p1" "$1/p2"' _ "$CS"
-code p1 'import time' && code p2 'import time' || fail "import time" "code failed"
+if ! { code p1 'import time' && code p2 'import time'; }; then
+	fail "import time" "code failed"
+fi
 t0=$(now_ms)
 code p1 'time.sleep(1)' &
 B1=$!
