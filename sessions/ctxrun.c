@@ -232,8 +232,10 @@ static int spawn_with(struct ctx *c, const char *drv)
 	c->ans = (struct loop_watch){ p.ans_fd, on_answer, c };
 	c->out_fd = p.out_fd;
 	c->err_fd = p.err_fd;
-	c->idle_o = (struct loop_watch){ dup(p.out_fd), on_idle_output, c };
-	c->idle_e = (struct loop_watch){ dup(p.err_fd), on_idle_output, c };
+	c->idle_o = (struct loop_watch){ fcntl(p.out_fd, F_DUPFD_CLOEXEC, 0),
+					 on_idle_output, c };
+	c->idle_e = (struct loop_watch){ fcntl(p.err_fd, F_DUPFD_CLOEXEC, 0),
+					 on_idle_output, c };
 	loop_add(&c->ans, EPOLLIN);
 	loop_add(&c->idle_o, EPOLLIN);
 	loop_add(&c->idle_e, EPOLLIN);
