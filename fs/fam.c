@@ -75,6 +75,7 @@ struct fh *fh_new(const struct node *n)
 		return NULL;
 	fh->fe = tree_fent(n->ft);
 	fh->sid = n->s ? n->s->id : 0;
+	fh->cid = n->c ? n->c->id : 0;
 	fh->fd = fh->fd_out = fh->fd_err = -1;
 	list_add_tail(&open_files, &fh->link);
 	if (n->r && (tree_is_run_file(n->ft) || n->run_level))

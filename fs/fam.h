@@ -19,6 +19,7 @@
 struct fh {
 	const struct fent *fe; /* its row */
 	uint64_t sid;	       /* its session's id (0: none) */
+	uint64_t cid;	       /* its code context's id (0: none) */
 	struct run *r;	       /* the run it reads, or that its cmd started */
 	char *var;	       /* env/NAME: the name */
 	struct {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fam.h"
+#include "fam_ctx.h"
 #include "fam_env.h"
 #include "fam_procs.h"
 #include "fam_run.h"
@@ -92,6 +93,9 @@ static const struct fent session_tab[] = {
 	{ "error", FT_ERROR, FENT_RO, &error_ops, 0, HOME_DIR },
 	{ "ctl", FT_CTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
 	{ "runs", FT_RUNS, FENT_DIR, &fam_runs_ops, 0, HOME_DIR },
+	/* before procs/: of the rows a family shares (stdout...), the one
+	 * indexed is the last walked, procs/NAME's */
+	{ "contexts", FT_CTXS, FENT_DIR, &fam_ctxs_ops, 0, HOME_DIR },
 	{ "procs", FT_PROCS, FENT_DIR, &fam_procs_ops, 0, HOME_DIR },
 	{ 0 },
 };

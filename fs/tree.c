@@ -96,13 +96,22 @@ static int resolve_in_run(struct node *n, unsigned homes)
 		n->r = tree_is_run_file(n->ft) ? sess_latest(n->s) : NULL;
 		return 0;
 	}
+	if (k == OBJ_CTX && (homes & BIT(HOME_CTX))) {
+		n->c = objs_get(n->id, OBJ_CTX);
+		n->s = n->c->sess;
+		n->r = tree_is_run_file(n->ft) ? ctx_latest(n->c) : NULL;
+		return 0;
+	}
 	if (k != OBJ_RUN)
 		return -ENOENT;
 	r = objs_get(n->id, OBJ_RUN);
-	if (!(homes & BIT(r->is_proc ? HOME_PROC : HOME_RUN)))
+	if (!(homes & BIT(r->ctx     ? HOME_CTXRUN :
+			  r->is_proc ? HOME_PROC :
+				       HOME_RUN)))
 		return -ENOENT;
 	n->r = r;
 	n->s = r->sess;
+	n->c = r->ctx;
 	n->run_level = true;
 	return n->s ? 0 : -ENOENT;
 }
@@ -125,6 +134,20 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 		n->var = objs_get(n->id, OBJ_ENVVAR);
 		n->s = n->var ? n->var->owner : NULL;
 		return n->var ? 0 : -ENOENT;
+	}
+	if (homes & BIT(HOME_CTXVAR)) {
+		n->var = objs_get(n->id, OBJ_CTXVAR);
+		n->c = n->var ? n->var->owner : NULL;
+		n->s = n->c ? n->c->sess : NULL;
+		return n->var ? 0 : -ENOENT;
+	}
+	if (homes & BIT(HOME_CTXRES)) {
+		n->res = objs_get(n->id, OBJ_CTXRES);
+		n->r = n->res ? n->res->owner : NULL;
+		n->c = n->r ? n->r->ctx : NULL;
+		n->s = n->r ? n->r->sess : NULL;
+		n->run_level = true;
+		return n->s && n->c ? 0 : -ENOENT;
 	}
 	if (homes & BIT(HOME_FILE))
 		return objs_get(n->id, OBJ_FILE) ? 0 : -ENOENT;

@@ -56,7 +56,27 @@ enum ft {
 	FT_PROCCTL, /* procs/NAME/ctl */
 	FT_HEALTH,  /* health (fs/fam_health.c) */
 	FT_METRICS, /* metrics (fs/fam_health.c) */
-	FT_MAX
+	/* contexts/ (fs/fam_ctx.c, fs/fam_ctxout.c) */
+	FT_CTXS,
+	FT_CTX,
+	FT_CTXLANG,
+	FT_CTXCWD,
+	FT_CTXTIMEOUT,
+	FT_CTXENV,
+	FT_CTXVAR,
+	FT_CTXCTL,
+	FT_CTXSTATUS,
+	FT_CTXRUNS,
+	FT_CTXRUN,
+	FT_CODE,
+	FT_CTXRESULT,
+	FT_CTXERROR,
+	FT_CTXJSON,
+	FT_CTXRESULTS,
+	FT_CTXRES,  /* results/N */
+	FT_CTXMAIN, /* results/N/main */
+	FT_CTXFMT,  /* results/N/FORMAT: FT_CTXFMT + its index (ctxproto.h) */
+	FT_MAX = FT_CTXFMT + CTX_NFMT
 };
 
 /* What the object id of a row's inode names. */
@@ -69,6 +89,10 @@ enum tree_home {
 	HOME_ENVVAR,  /* a session's variable (struct envvar) */
 	HOME_ROOTENV, /* a root env/ variable (struct envvar) */
 	HOME_FILE,    /* a node of files/ */
+	HOME_CTX,     /* a code context (struct ctx) */
+	HOME_CTXRUN,  /* an execution of a context (struct run, ctx set) */
+	HOME_CTXVAR,  /* a context's variable (struct envvar) */
+	HOME_CTXRES,  /* a result of an execution (struct ctx_result) */
 };
 
 /* A run's file: at the session level it follows the newest run. */
@@ -100,9 +124,11 @@ struct fent {
 struct node {
 	enum ft ft;
 	uint64_t id;
-	struct sess *s;	    /* the session it is in, if any */
-	struct run *r;	    /* its run (NULL: none yet) */
-	struct envvar *var; /* for a variable */
+	struct sess *s;		/* the session it is in, if any */
+	struct run *r;		/* its run (NULL: none yet) */
+	struct envvar *var;	/* for a variable */
+	struct ctx *c;		/* its code context, if any */
+	struct ctx_result *res; /* results/N */
 	bool run_level; /* under runs/N or procs/N rather than the session */
 };
 

@@ -14,7 +14,10 @@ enum obj_kind {
 	OBJ_RUN,
 	OBJ_ENVVAR,
 	OBJ_ROOTENV,
-	OBJ_FILE, /* an inode under files/ (fs/files.c) */
+	OBJ_FILE,   /* an inode under files/ (fs/files.c) */
+	OBJ_CTX,    /* a code context (sessions/ctx.h) */
+	OBJ_CTXVAR, /* a context's variable (struct envvar) */
+	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
 };
 
 /* Returns a fresh id (never 0) registered for ptr. */

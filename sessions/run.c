@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "ctxproto.h"
 #include "objs.h"
 #include "run.h"
 #include "sess.h"
@@ -127,6 +128,9 @@ void run_unref(struct run *r)
 	spool_close(&r->err);
 	outidx_close(&r->all);
 	free(r->stdin_q.p);
+	if (r->cx)
+		ctx_exec_free(r->cx, objs_del);
+	free(r->cx);
 	free(r->name);
 	free(r);
 }
@@ -254,65 +258,6 @@ char *run_format_status(const struct run *r, size_t *len)
 	return sb_take(&b, len);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
-int run_json_string(struct strbuf *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-
-	sb_add(b, "\"", 1);
-	while (i < n) {
-		size_t k = utf8_len(u + i, n - i);
-
-		if (k == 0) {
-			sb_add(b, "\\ufffd", 6);
-			i++;
-		} else if (u[i] == '"' || u[i] == '\\') {
-			sb_add(b, "\\", 1);
-			sb_add(b, s + i++, 1);
-		} else if (u[i] == '\n') {
-			sb_add(b, "\\n", 2), i++;
-		} else if (u[i] == '\t') {
-			sb_add(b, "\\t", 2), i++;
-		} else if (u[i] < 0x20 || u[i] == 0x7f) {
-			sb_addf(b, "\\u%04x", u[i++]);
-		} else {
-			sb_add(b, s + i, k);
-			i += k;
-		}
-	}
-	sb_add(b, "\"", 1);
-	return b->err;
-}
-
 /* Appends up to cap bytes of dirfd/name as a JSON string. */
 static void json_file(struct strbuf *b, int dirfd, const char *name,
 		      uint64_t size, uint64_t cap)
@@ -324,7 +269,7 @@ static void json_file(struct strbuf *b, int dirfd, const char *name,
 
 	if (buf && fd >= 0)
 		got = pread(fd, buf, n, 0);
-	run_json_string(b, buf ? buf : "", got > 0 ? (size_t)got : 0);
+	sb_add_json(b, buf ? buf : "", got > 0 ? (size_t)got : 0);
 	if (fd >= 0)
 		close(fd);
 	free(buf);
@@ -376,9 +321,9 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 	json_reason(&b, "stderrTruncatedReason", &r->err, cap);
 	sb_addf(&b, ",\"duration\":%llu,\"timestamp\":\"%s\",\"sessionId\":",
 		(unsigned long long)run_duration_ms(r), when);
-	run_json_string(&b, sess_name, strlen(sess_name));
+	sb_add_json(&b, sess_name, strlen(sess_name));
 	sb_addf(&b, ",\"run\":");
-	run_json_string(&b, r->name, strlen(r->name));
+	sb_add_json(&b, r->name, strlen(r->name));
 	sb_add(&b, "}\n", 2);
 	return sb_take(&b, len);
 }

@@ -15,6 +15,8 @@
 #include "strbuf.h"
 
 struct sess;
+struct ctx;
+struct ctx_exec;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
 /* Which of its files a run has made, so that only those are unlinked. */
@@ -74,6 +76,11 @@ struct run {
 	int64_t ended_wall;
 	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
 	void *gone_arg;
+
+	/* An execution of a code context (contexts/NAME): its context
+	 * (NULL once it is gone) and what it produced. */
+	struct ctx *ctx;
+	struct ctx_exec *cx;
 };
 
 /* Called whenever a run gains output or changes state (set by fs/). */
@@ -108,10 +115,6 @@ char *run_format_status(const struct run *r, size_t *len);
 /* result.json; reads up to cap bytes of stdout and stderr from dirfd. */
 char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 		      uint64_t cap, size_t *len);
-/* Appends s (n bytes) to *buf as a JSON string; invalid UTF-8 becomes
- * U+FFFD. Returns 0 or -ENOMEM. */
-struct strbuf;
-int run_json_string(struct strbuf *b, const char *s, size_t n);
 
 /* A queued run's own timeout (runs/N/timeout). */
 void run_set_timeout(struct run *r, uint64_t ms);

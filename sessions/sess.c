@@ -122,6 +122,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 	list_init(&s->queue);
 	list_init(&s->runs);
 	list_init(&s->procs);
+	list_init(&s->ctxs);
 	rc = sess_setup(s);
 	if (rc < 0) {
 		log_msg(LOG_ERR, "session %s: cannot create: %s", name,
@@ -150,6 +151,7 @@ static void finalize(struct sess *s)
 	if (sess_env_ready_hook) /* no variables will come: answer what waits */
 		sess_env_ready_hook(s);
 	proc_free_all(s);
+	ctx_free_all(s);
 	chores_forget(s);
 	loop_timer_del(&s->run_timer);
 	loop_timer_del(&s->dying_timer);
@@ -223,6 +225,7 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
 		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
 			       0);
+	ctx_kill_all(s);
 	if (s->pid) {
 		driver_sched(s, false);
 		kill(s->pid, SIGTERM);

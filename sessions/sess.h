@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "contain.h"
+#include "ctx.h"
 #include "envmap.h"
 #include "errlog.h"
 #include "list.h"
@@ -65,6 +66,8 @@ struct sess {
 	unsigned next_no, nruns;
 	struct list procs; /* background processes (procs/NAME) */
 	unsigned nprocs;
+	struct list ctxs; /* code contexts (contexts/NAME) */
+	unsigned nctxs;
 
 	struct errlog errs;
 

@@ -55,34 +55,37 @@ void shell_set_driver(const char *path)
 	snprintf(drv_path, sizeof(drv_path), "%s", path);
 }
 
-/* The driver module: next to the daemon's executable (a build tree), else
- * where it is installed. */
-static const char *driver(void)
+bool shell_find_file(const char *file, char *buf, size_t len)
 {
 	char exe[PATH_MAX], *slash;
-	ssize_t n;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (drv_path[0])
-		return drv_path;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
 		slash = strrchr(exe, '/');
 		if (slash)
 			*slash = '\0';
-		snprintf(drv_path, sizeof(drv_path), "%s/" SHELL_DRIVER, exe);
-		if (access(drv_path, R_OK) == 0)
-			return drv_path;
+		snprintf(buf, len, "%s/%s", exe, file);
+		if (access(buf, R_OK) == 0)
+			return true;
 	}
-	snprintf(drv_path, sizeof(drv_path), "%s/" SHELL_DRIVER,
-		 SFS_DRIVER_DIR);
-	if (access(drv_path, R_OK) == 0)
+	snprintf(buf, len, "%s/%s", SFS_DRIVER_DIR, file);
+	return access(buf, R_OK) == 0;
+}
+
+/* The driver module: next to the daemon's executable (a build tree), else
+ * where it is installed. */
+static const char *driver(void)
+{
+	if (drv_path[0])
+		return drv_path;
+	if (shell_find_file(SHELL_DRIVER, drv_path, sizeof(drv_path)))
 		return drv_path;
 	drv_path[0] = '\0';
 	log_msg(LOG_ERR,
-		"the shell driver " SHELL_DRIVER " is neither next to %s nor "
-		"in " SFS_DRIVER_DIR ": no session shell can start",
-		n > 0 ? exe : "the executable");
+		"the shell driver " SHELL_DRIVER " is neither next to the "
+		"executable nor in " SFS_DRIVER_DIR ": no session shell can "
+		"start");
 	return NULL;
 }
 

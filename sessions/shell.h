@@ -56,6 +56,10 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f);
 /* Makes shells load the driver module at path instead of looking for it
  * next to the executable, then in SFS_DRIVER_DIR (tests use it). */
 void shell_set_driver(const char *path);
+/* Finds a file installed with the daemon: next to its executable (a
+ * build tree), else in SFS_DRIVER_DIR. Fills buf with its path; false
+ * when it is in neither. */
+bool shell_find_file(const char *file, char *buf, size_t len);
 
 /* Whose shell it is: the session's directory, the first cwd, and the
  * owner it runs as (its files in dir are made the owner's). */

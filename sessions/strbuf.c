@@ -1,5 +1,5 @@
 /*
- * strbuf.c - growable text buffer.
+ * strbuf.c - growable text buffer, and JSON strings appended to one.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -67,4 +67,63 @@ char *sb_take(struct strbuf *b, size_t *len)
 	b->p = NULL;
 	b->len = b->cap = 0;
 	return p;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+int sb_add_json(struct strbuf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	sb_add(b, "\"", 1);
+	while (i < n) {
+		size_t k = utf8_len(u + i, n - i);
+
+		if (k == 0) {
+			sb_add(b, "\\ufffd", 6);
+			i++;
+		} else if (u[i] == '"' || u[i] == '\\') {
+			sb_add(b, "\\", 1);
+			sb_add(b, s + i++, 1);
+		} else if (u[i] == '\n') {
+			sb_add(b, "\\n", 2), i++;
+		} else if (u[i] == '\t') {
+			sb_add(b, "\\t", 2), i++;
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			sb_addf(b, "\\u%04x", u[i++]);
+		} else {
+			sb_add(b, s + i, k);
+			i += k;
+		}
+	}
+	sb_add(b, "\"", 1);
+	return b->err;
 }

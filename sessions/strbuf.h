@@ -17,5 +17,8 @@ void sb_addf(struct strbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Returns the text (NUL-terminated) and its length, or NULL on error. */
 char *sb_take(struct strbuf *b, size_t *len);
+/* Appends s (n bytes) as a JSON string; invalid UTF-8 becomes U+FFFD.
+ * Returns 0 or -ENOMEM. */
+int sb_add_json(struct strbuf *b, const char *s, size_t n);
 
 #endif

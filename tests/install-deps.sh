@@ -16,6 +16,11 @@ command -v node >/dev/null || packages+=(nodejs)
 # tmux (unless Python already has the one and PATH the other)
 python3 -c 'import pexpect' 2>/dev/null || packages+=(python3-pexpect)
 command -v tmux >/dev/null || packages+=(tmux)
+# code contexts (contexts/NAME): the tests plot with matplotlib and show a
+# pandas DataFrame in Debian's python3; the benchmark's baseline is a
+# Jupyter kernel (ipykernel through jupyter_client)
+packages+=(python3-matplotlib python3-pandas python3-ipykernel
+	python3-jupyter-client)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -7,8 +7,9 @@
 # Python ones: idle_latency (the round trip after 20 ms and 1 s idle,
 # against a spawn, pexpect and a bash on pipes), sessions_1000 (making
 # 1000 sessions, their memory, the tree with a reader blocked on each)
-# and stream_latency (a printed byte reaching a reader of stream, against
-# a pipe).
+# stream_latency (a printed byte reaching a reader of stream, against
+# a pipe) and contexts (code contexts: a round trip against a Jupyter
+# kernel, a matplotlib plot against savefig, their idle memory).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -22,7 +23,8 @@
 # SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N and
-# STREAM_LATENCY_N_IDLE change the sizes.
+# STREAM_LATENCY_N_IDLE, CONTEXTS_N, CONTEXTS_KERNEL_N and
+# CONTEXTS_PLOT_N change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -33,7 +35,8 @@ if [ $# -lt 1 ]; then
 fi
 build=$(cd "$1" && pwd) || exit 2
 shift
-all="exec_latency throughput parked idle_latency sessions_1000 stream_latency"
+all="exec_latency throughput parked idle_latency sessions_1000"
+all+=" stream_latency contexts"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -166,6 +169,12 @@ fi
 bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
+# contexts wants a python3 with matplotlib and jupyter_client (Debian's,
+# when the one on PATH has not)
+ctxpy=python3
+python3 -c 'import matplotlib, jupyter_client' 2>/dev/null ||
+	ctxpy=/usr/bin/python3
+bench contexts 300 "$ctxpy" -Bu "$here/contexts.py" "$mnt" "$pid"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

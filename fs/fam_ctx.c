@@ -1,0 +1,329 @@
+/*
+ * fam_ctx.c - contexts/ of a session: mkdir makes a code context, rmdir
+ * ends its interpreter and returns once nothing of it is left; a
+ * context's settings (language, cwd, timeout, env/NAME: fixed at its
+ * first code but timeout), ctl (interrupt, restart, kill) and runs/N,
+ * beside the files of its newest execution (fs/fam_ctxout.c).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_ctx.h"
+#include "sessions/objs.h"
+
+static char *lang_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%s\n", ctx_lang_name(n->c->lang));
+	return sb_take(&b, len);
+}
+
+/* What a write to a setting gives: the value written so far, less one
+ * trailing newline. */
+static int value(struct fh *fh, struct node *n, const char *buf, size_t size,
+		 size_t *len)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	*len = rc < 0 ? 0 : fam_value_len(&fh->w);
+	return rc;
+}
+
+static int lang_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	size_t len;
+	int rc = value(fh, n, buf, size, &len);
+
+	(void)req;
+	(void)off;
+	return rc < 0 ? rc : ctx_set_language(n->c, fh->w.p, len);
+}
+
+static const struct fops lang_ops = { .text = lang_text, .write = lang_write };
+
+static char *cwd_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%s\n", n->c->cwd);
+	return sb_take(&b, len);
+}
+
+static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size, off_t off)
+{
+	size_t len;
+	int rc = value(fh, n, buf, size, &len);
+	char *path;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	if (len == 0 || memchr(fh->w.p, '\0', len)) {
+		sess_error(n->s, "contexts/%s/cwd: not a path", n->c->name);
+		return -EINVAL;
+	}
+	path = strndup(fh->w.p, len);
+	rc = path ? ctx_set_cwd(n->c, path) : -ENOMEM;
+	free(path);
+	return rc;
+}
+
+static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
+
+static char *timeout_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%llu\n", (unsigned long long)n->c->timeout_ms);
+	return sb_take(&b, len);
+}
+
+static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
+			 const char *buf, size_t size, off_t off)
+{
+	unsigned long long ms;
+	size_t len;
+	int rc = value(fh, n, buf, size, &len);
+
+	(void)req;
+	(void)off;
+	if (rc == 0)
+		rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+	if (rc < 0) {
+		sess_error(n->s,
+			   "contexts/%s/timeout: '%.*s' is not a number of "
+			   "milliseconds",
+			   n->c->name, (int)(len > 40 ? 40 : len), fh->w.p);
+		return rc;
+	}
+	ctx_set_timeout(n->c, ms);
+	return 0;
+}
+
+static const struct fops timeout_ops = { .text = timeout_text,
+					 .write = timeout_write };
+
+static char *var_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_add(&b, n->var->value, n->var->len);
+	sb_add(&b, "\n", 1);
+	return sb_take(&b, len);
+}
+
+static int var_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size, off_t off)
+{
+	size_t len;
+	int rc = value(fh, n, buf, size, &len);
+
+	(void)req;
+	(void)off;
+	return rc < 0 ? rc : ctx_setenv(n->c, fh->var, fh->w.p, len);
+}
+
+static int var_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	(void)fh;
+	return size ? 0 : ctx_setenv(n->c, n->var->name, "", 0);
+}
+
+static const struct fops var_ops = {
+	.text = var_text,
+	.write = var_write,
+	.truncate = var_truncate,
+};
+
+static fuse_ino_t env_lookup(const struct node *dir, const char *name,
+			     double *ttl)
+{
+	struct envvar *v = envmap_get(&dir->c->env, name);
+
+	*ttl = 0;
+	return v ? tree_ino(v->id, FT_CTXVAR) : 0;
+}
+
+static void env_list(struct dirbuf *d, const struct node *dir)
+{
+	const struct envmap *m = &dir->c->env;
+
+	for (size_t i = 0; i < m->n; i++)
+		fam_dir_add(d, m->v[i]->name, tree_ino(m->v[i]->id, FT_CTXVAR),
+			    S_IFREG);
+}
+
+static int env_unlink(const struct node *dir, const char *name)
+{
+	return ctx_unsetenv(dir->c, name);
+}
+
+static int env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
+{
+	int rc = ctx_setenv(dir->c, name, "", 0);
+
+	if (rc < 0)
+		return rc;
+	*ino = tree_ino(envmap_get(&dir->c->env, name)->id, FT_CTXVAR);
+	return 0;
+}
+
+static const struct fent env_dyn[] = {
+	{ "", FT_CTXVAR, FENT_RW, &var_ops, 0, HOME_CTXVAR },
+	{ 0 },
+};
+
+static const struct fops env_ops = {
+	.dyn = env_dyn,
+	.lookup = env_lookup,
+	.list = env_list,
+	.unlink = env_unlink,
+	.create = env_create,
+};
+
+static bool word_is(const char *l, size_t len, const char *w)
+{
+	while (len && (l[len - 1] == ' ' || l[len - 1] == '\t'))
+		len--;
+	while (len && (*l == ' ' || *l == '\t'))
+		l++, len--;
+	return len == strlen(w) && memcmp(l, w, len) == 0;
+}
+
+/* Checks one line written to a context's ctl, or carries it out. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
+		    bool apply)
+{
+	struct ctx *c = objs_get(fh->cid, OBJ_CTX);
+	int rc = 0;
+
+	if (!c)
+		return -ENOENT;
+	if (!word_is(l, len, "interrupt") && !word_is(l, len, "restart") &&
+	    !word_is(l, len, "kill")) {
+		sess_error(s,
+			   "contexts/%s/ctl: '%.*s' is not interrupt, restart "
+			   "or kill; nothing of this write was done",
+			   c->name, (int)(len > 80 ? 80 : len), l);
+		return -EINVAL;
+	}
+	if (!apply)
+		return 0;
+	if (word_is(l, len, "interrupt"))
+		ctx_interrupt(c);
+	else if (word_is(l, len, "restart"))
+		rc = ctx_restart(c);
+	else
+		ctx_kill(c);
+	return rc == -EIO ? 0 : rc; /* a dead restart: status and error say */
+}
+
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+
+static const struct fent run_tab[] = {
+	FAM_CTX_EXEC_ROWS,
+	{ 0 },
+};
+
+static const struct fops run_ops = { .tab = run_tab };
+
+static fuse_ino_t runs_lookup(const struct node *dir, const char *name,
+			      double *ttl)
+{
+	struct run *r = ctx_exec_by_name(dir->c, name);
+
+	*ttl = 0;
+	return r ? tree_ino(r->id, FT_CTXRUN) : 0;
+}
+
+static void runs_list(struct dirbuf *d, const struct node *dir)
+{
+	fam_list_runs(d, &dir->c->execs, FT_CTXRUN);
+}
+
+static const struct fent runs_dyn[] = {
+	{ "", FT_CTXRUN, FENT_DIR, &run_ops, 0, HOME_CTXRUN },
+	{ 0 },
+};
+
+static const struct fops runs_ops = {
+	.dyn = runs_dyn,
+	.lookup = runs_lookup,
+	.list = runs_list,
+};
+
+static const struct fent ctx_tab[] = {
+	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR },
+	{ "cwd", FT_CTXCWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "timeout", FT_CTXTIMEOUT, FENT_RW, &timeout_ops, 0, HOME_DIR },
+	{ "env", FT_CTXENV, FENT_DIR, &env_ops, 0, HOME_DIR },
+	FAM_CTX_EXEC_ROWS,
+	{ "ctl", FT_CTXCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "runs", FT_CTXRUNS, FENT_DIR, &runs_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+static const struct fops ctx_ops = { .tab = ctx_tab };
+
+static fuse_ino_t ctxs_lookup(const struct node *dir, const char *name,
+			      double *ttl)
+{
+	struct ctx *c = ctx_find(dir->s, name);
+
+	*ttl = 0;
+	return c ? tree_ino(c->id, FT_CTX) : 0;
+}
+
+static void ctxs_list(struct dirbuf *d, const struct node *dir)
+{
+	for (struct list *l = dir->s->ctxs.next; l != &dir->s->ctxs;
+	     l = l->next) {
+		struct ctx *c = list_entry(l, struct ctx, link);
+
+		fam_dir_add(d, c->name, tree_ino(c->id, FT_CTX), S_IFDIR);
+	}
+}
+
+static int ctxs_mkdir(fuse_req_t req, const struct node *dir, const char *name,
+		      fuse_ino_t *ino, double *ttl)
+{
+	struct ctx *c = NULL;
+	int rc = ctx_new(dir->s, name, &c);
+
+	(void)req;
+	*ttl = 0;
+	if (rc == 0)
+		*ino = tree_ino(c->id, FT_CTX);
+	return rc;
+}
+
+static void rmdir_done(void *arg)
+{
+	fuse_reply_err((fuse_req_t)arg, 0);
+}
+
+static int ctxs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
+{
+	struct ctx *c = ctx_find(dir->s, name);
+	int rc = c ? ctx_remove(c, rmdir_done, req) : -ENOENT;
+
+	return rc < 0 ? rc : FOPS_LATER;
+}
+
+static const struct fent ctxs_dyn[] = {
+	{ "", FT_CTX, FENT_DIR, &ctx_ops, 0, HOME_CTX },
+	{ 0 },
+};
+
+const struct fops fam_ctxs_ops = {
+	.dyn = ctxs_dyn,
+	.lookup = ctxs_lookup,
+	.list = ctxs_list,
+	.mkdir = ctxs_mkdir,
+	.rmdir = ctxs_rmdir,
+};

@@ -1,0 +1,43 @@
+/*
+ * fam_ctx.h - contexts/ of a session (fs/fam_ctx.c: the contexts, their
+ * settings, env/, ctl, status, runs/) and the files of an execution
+ * (fs/fam_ctxout.c: code, result, results/, error, result.json), which
+ * are the same rows in contexts/NAME (the newest execution) and in
+ * contexts/NAME/runs/N: FAM_CTX_EXEC_ROWS.
+ */
+#ifndef SFS_FAM_CTX_H
+#define SFS_FAM_CTX_H
+
+#include "fam_run.h"
+#include "tree.h"
+
+extern const struct fops fam_ctxs_ops, fam_code_ops, fam_ctxresult_ops,
+	fam_ctxresults_ops, fam_ctxerror_ops, fam_ctxjson_ops,
+	fam_ctxstatus_ops;
+
+/* code, stdout, stderr, output, stream, result, results, error,
+ * result.json, status */
+#define FAM_CTX_EXEC_ROWS                                                      \
+	{ "code", FT_CODE, FENT_RW, &fam_code_ops, FENT_RUN, HOME_DIR },       \
+		{ "stdout",	   FT_STDOUT, FENT_RO,                         \
+		  &fam_stdout_ops, FENT_RUN,  HOME_DIR },                      \
+		{ "stderr",	   FT_STDERR, FENT_RO,                         \
+		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                      \
+		{ "output",	   FT_OUTPUT, FENT_RO,                         \
+		  &fam_output_ops, FENT_RUN,  HOME_DIR },                      \
+		{ "stream",	   FT_STREAM, FENT_RO,                         \
+		  &fam_stream_ops, FENT_RUN,  HOME_DIR },                      \
+		{ "result",	      FT_CTXRESULT, FENT_RO,                   \
+		  &fam_ctxresult_ops, FENT_RUN,	    HOME_DIR },                \
+		{ "results",	       FT_CTXRESULTS, FENT_DIR,                \
+		  &fam_ctxresults_ops, FENT_RUN,      HOME_DIR },              \
+		{ "error",	     FT_CTXERROR, FENT_RO,                     \
+		  &fam_ctxerror_ops, FENT_RUN,	  HOME_DIR },                  \
+		{ "result.json",    FT_CTXJSON, FENT_RO,                       \
+		  &fam_ctxjson_ops, FENT_RUN,	HOME_DIR },                    \
+	{                                                                      \
+		"status", FT_CTXSTATUS, FENT_RO, &fam_ctxstatus_ops, FENT_RUN, \
+			HOME_DIR                                               \
+	}
+
+#endif

@@ -1,0 +1,312 @@
+/*
+ * fam_ctxout.c - the files of a context's execution, in contexts/NAME
+ * (the newest one) and in runs/N: code (written, it runs at the close,
+ * which returns when it has ended), result, results/N/FORMAT, error,
+ * result.json and status. stdout, stderr, output and stream are a run's
+ * rows (fs/fam_run.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_ctx.h"
+#include "sessions/objs.h"
+
+static struct ctx *ctx_of(const struct fh *fh)
+{
+	return fh->cid ? objs_get(fh->cid, OBJ_CTX) : NULL;
+}
+
+static off_t code_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->cmd_len : 0;
+}
+
+static int code_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	if (n->run_level) {
+		sess_error(n->s, "contexts/%s/runs/%s/code: it ran already",
+			   n->c->name, n->r->name);
+		return -EBUSY;
+	}
+	fh_set_run(fh, NULL); /* a writer makes an execution of its own */
+	return 0;
+}
+
+static void code_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
+}
+
+static int code_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	(void)req;
+	return fam_cmd_write(fh, n->s, buf, size, off);
+}
+
+static int code_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	return fam_cmd_truncate(fh, n->s, size);
+}
+
+static struct list *exec_waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
+static bool try_flush(struct park *p)
+{
+	struct fh *fh = p->fh;
+
+	if (run_active(fh->r))
+		return false;
+	fuse_reply_err(p->req, fh->r->start_err		  ? fh->r->start_err :
+			       fh->r->end == END_CANCELED ? ECANCELED :
+							    0);
+	return true;
+}
+
+static void flush_interrupted(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct ctx *c = ctx_of(fh);
+
+	if (c && fh->r->ctx == c)
+		ctx_interrupt_exec(c, fh->r);
+}
+
+static int code_start(struct fh *fh)
+{
+	struct ctx *c = ctx_of(fh);
+	struct run *r;
+	int rc;
+
+	if (!c)
+		return -ENOENT;
+	r = ctx_submit(c, fh->w.p, fh->w.len, &rc);
+	fh->w.len = 0;
+	if (!r) {
+		sess_error(c->sess, "contexts/%s: cannot queue the code: %s",
+			   c->name, strerror(-rc));
+		return rc;
+	}
+	fh_set_run(fh, r);
+	return 0;
+}
+
+static int code_flush(fuse_req_t req, struct fh *fh)
+{
+	struct park how;
+	int rc;
+
+	if (!fam_cmd_starts(req, fh))
+		return -fh->werr;
+	rc = code_start(fh);
+	if (rc < 0)
+		return rc;
+	how = (struct park){ .req = req,
+			     .fh = fh,
+			     .retry = try_flush,
+			     .interrupted = flush_interrupted };
+	if (!try_flush(&how) && !park_add(exec_waiters(fh), &how))
+		fuse_reply_err(req, ENOMEM);
+	return FOPS_LATER;
+}
+
+static void code_release(struct fh *fh)
+{
+	if (fam_cmd_starts(NULL, fh))
+		code_start(fh);
+}
+
+const struct fops fam_code_ops = {
+	.size = code_size,
+	.open = code_open,
+	.read = code_read,
+	.write = code_write,
+	.flush = code_flush,
+	.release = code_release,
+	.truncate = code_truncate,
+};
+
+/* An execution's record: empty before the first one. */
+static const struct ctx_exec none;
+
+static const struct ctx_exec *exec_of(const struct node *n)
+{
+	return n->r && n->r->cx ? n->r->cx : &none;
+}
+
+static char *result_text(const struct node *n, size_t *len)
+{
+	const struct ctx_result *m = ctx_exec_main(exec_of(n));
+	struct strbuf b = { 0 };
+
+	sb_add(&b, "", 0);
+	if (m && m->fmt[0].has && m->fmt[0].len) {
+		sb_add(&b, m->fmt[0].p, m->fmt[0].len);
+		sb_add(&b, "\n", 1);
+	}
+	return sb_take(&b, len);
+}
+
+const struct fops fam_ctxresult_ops = { .text = result_text };
+
+/* The context's error: its newest execution's, else why it is dead. */
+static char *error_text(const struct node *n, size_t *len)
+{
+	struct ctx_exec dead = { 0 };
+	char *text;
+
+	if (n->run_level || !n->c || n->c->state != CTX_DEAD ||
+	    exec_of(n)->has_error)
+		return ctx_exec_error_json(exec_of(n), len);
+	ctx_exec_fail(&dead, "ContextDead",
+		      n->c->why ? n->c->why : "the interpreter is gone");
+	text = ctx_exec_error_json(&dead, len);
+	ctx_exec_free(&dead, NULL);
+	return text;
+}
+
+const struct fops fam_ctxerror_ops = { .text = error_text };
+
+static char *json_text(const struct node *n, size_t *len)
+{
+	if (!n->r || !n->r->cx)
+		return ctx_exec_json(&none, "", 0, "", 0, len);
+	return ctx_format_json(n->r, len);
+}
+
+const struct fops fam_ctxjson_ops = { .text = json_text };
+
+static char *status_text(const struct node *n, size_t *len)
+{
+	return ctx_format_status(n->c, n->run_level ? n->r : NULL, len);
+}
+
+const struct fops fam_ctxstatus_ops = { .text = status_text };
+
+/* results/N/FORMAT: the bytes of that format. */
+static int fmt_of(const struct node *n)
+{
+	return (int)n->ft - FT_CTXFMT;
+}
+
+static off_t fmt_size(const struct node *n)
+{
+	return (off_t)n->res->fmt[fmt_of(n)].len;
+}
+
+static char *fmt_text(const struct node *n, size_t *len)
+{
+	const struct ctx_result *res = n->res;
+	char *p = malloc(res->fmt[fmt_of(n)].len + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, res->fmt[fmt_of(n)].p, res->fmt[fmt_of(n)].len);
+	*len = res->fmt[fmt_of(n)].len;
+	return p;
+}
+
+static const struct fops fmt_ops = { .size = fmt_size, .text = fmt_text };
+
+static char *main_text(const struct node *n, size_t *len)
+{
+	(void)n;
+	*len = 0;
+	return strdup("");
+}
+
+static const struct fops main_ops = { .text = main_text };
+
+#define FMT_ROW(i, name)                                                       \
+	{                                                                      \
+		name, FT_CTXFMT + (i), FENT_RO, &fmt_ops, 0, HOME_DIR          \
+	}
+
+static const struct fent res_dyn[] = {
+	FMT_ROW(0, "text"),
+	FMT_ROW(1, "html"),
+	FMT_ROW(2, "markdown"),
+	FMT_ROW(3, "svg"),
+	FMT_ROW(4, "png"),
+	FMT_ROW(5, "jpeg"),
+	FMT_ROW(6, "pdf"),
+	FMT_ROW(7, "latex"),
+	FMT_ROW(8, "json"),
+	FMT_ROW(9, "javascript"),
+	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+static fuse_ino_t res_lookup(const struct node *dir, const char *name,
+			     double *ttl)
+{
+	int i = ctx_fmt_index(name);
+
+	*ttl = FAM_ENTRY_TTL; /* a result never changes */
+	if (strcmp(name, "main") == 0)
+		return dir->res->main ? tree_ino(dir->res->id, FT_CTXMAIN) : 0;
+	return i >= 0 && dir->res->fmt[i].has ?
+		       tree_ino(dir->res->id, (enum ft)(FT_CTXFMT + i)) :
+		       0;
+}
+
+static void res_list(struct dirbuf *d, const struct node *dir)
+{
+	for (int i = 0; i < CTX_NFMT; i++)
+		if (dir->res->fmt[i].has)
+			fam_dir_add(d, ctx_fmt_names[i],
+				    tree_ino(dir->res->id,
+					     (enum ft)(FT_CTXFMT + i)),
+				    S_IFREG);
+	if (dir->res->main)
+		fam_dir_add(d, "main", tree_ino(dir->res->id, FT_CTXMAIN),
+			    S_IFREG);
+}
+
+static const struct fops res_ops = { .dyn = res_dyn,
+				     .lookup = res_lookup,
+				     .list = res_list };
+
+static fuse_ino_t results_lookup(const struct node *dir, const char *name,
+				 double *ttl)
+{
+	const struct ctx_exec *e = exec_of(dir);
+	unsigned long long no;
+
+	*ttl = 0;
+	if (name_parse_u64(name, strlen(name), &no) < 0 || no == 0 ||
+	    no > e->nres)
+		return 0;
+	return tree_ino(e->res[no - 1]->id, FT_CTXRES);
+}
+
+static void results_list(struct dirbuf *d, const struct node *dir)
+{
+	const struct ctx_exec *e = exec_of(dir);
+	char name[24];
+
+	for (size_t i = 0; i < e->nres; i++) {
+		snprintf(name, sizeof(name), "%zu", i + 1);
+		fam_dir_add(d, name, tree_ino(e->res[i]->id, FT_CTXRES),
+			    S_IFDIR);
+	}
+}
+
+static const struct fent results_dyn[] = {
+	{ "", FT_CTXRES, FENT_DIR, &res_ops, 0, HOME_CTXRES },
+	{ 0 },
+};
+
+const struct fops fam_ctxresults_ops = {
+	.dyn = results_dyn,
+	.lookup = results_lookup,
+	.list = results_list,
+};

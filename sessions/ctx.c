@@ -1,0 +1,272 @@
+/*
+ * ctx.c - code contexts as objects: making them, their settings (fixed
+ * at the first code), their executions kept, and the text of their
+ * reports (status, result.json). Their interpreters' life is ctxrun.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "objs.h"
+#include "sess.h"
+
+const char *ctx_lang_name(enum ctx_lang l)
+{
+	return l == CTX_PYTHON ? "python" : "javascript";
+}
+
+const char *ctx_state_name(const struct ctx *c)
+{
+	static const char *const names[] = { "idle", "running", "interrupted",
+					     "dead" };
+
+	return names[c->state];
+}
+
+struct ctx *ctx_find(struct sess *s, const char *name)
+{
+	for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next) {
+		struct ctx *c = list_entry(l, struct ctx, link);
+
+		if (strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static int ctx_setup(struct sess *s, struct ctx *c)
+{
+	char tag[32];
+
+	snprintf(tag, sizeof(tag), "x%llu", (unsigned long long)c->id);
+	c->cwd = strdup(s->cwd);
+	envmap_init(&c->env, OBJ_CTXVAR, c);
+	if (!c->cwd || envmap_assign(&c->env, &s->env) < 0)
+		return -ENOMEM;
+	return contain_new_in(&c->cg, &s->cg, tag);
+}
+
+int ctx_new(struct sess *s, const char *name, struct ctx **out)
+{
+	struct ctx *c;
+	int rc;
+
+	if (!name_valid(name)) {
+		sess_error(s,
+			   "contexts/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
+			   "not starting with '.'",
+			   name);
+		return -EINVAL;
+	}
+	if (ctx_find(s, name))
+		return -EEXIST;
+	if (s->dying)
+		return -ENOENT;
+	if (s->nctxs >= conf.max_procs_per_session) {
+		sess_error(s, "contexts/%s: at most %llu contexts", name,
+			   (unsigned long long)conf.max_procs_per_session);
+		return -ENOSPC;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->id = objs_add(OBJ_CTX, c);
+	c->sess = s;
+	c->timeout_ms = s->timeout_ms;
+	c->req_fd = c->ans.fd = c->out_fd = c->err_fd = -1;
+	c->idle_o.fd = c->idle_e.fd = c->cg.dfd = -1;
+	list_init(&c->queue);
+	list_init(&c->execs);
+	rc = ctx_setup(s, c);
+	if (rc < 0) {
+		objs_del(c->id);
+		envmap_free(&c->env);
+		free(c->cwd);
+		free(c);
+		return rc;
+	}
+	list_add_tail(&s->ctxs, &c->link);
+	s->nctxs++;
+	*out = c;
+	return 0;
+}
+
+static int locked(struct ctx *c, const char *what)
+{
+	if (!c->locked)
+		return 0;
+	sess_error(c->sess, "contexts/%s/%s: set before the first code only",
+		   c->name, what);
+	return -EBUSY;
+}
+
+int ctx_set_language(struct ctx *c, const char *v, size_t len)
+{
+	int rc = locked(c, "language");
+
+	if (rc < 0)
+		return rc;
+	if (len == 6 && memcmp(v, "python", 6) == 0) {
+		c->lang = CTX_PYTHON;
+	} else if (len == 10 && memcmp(v, "javascript", 10) == 0) {
+		c->lang = CTX_JAVASCRIPT;
+	} else {
+		sess_error(c->sess,
+			   "contexts/%s/language: '%.*s' is not python or "
+			   "javascript",
+			   c->name, (int)(len > 40 ? 40 : len), v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ctx_set_cwd(struct ctx *c, const char *path)
+{
+	int rc = locked(c, "cwd");
+	char *p;
+
+	if (rc < 0)
+		return rc;
+	if (path[0] != '/') {
+		sess_error(c->sess, "contexts/%s/cwd: not an absolute path",
+			   c->name);
+		return -EINVAL;
+	}
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	free(c->cwd);
+	c->cwd = p;
+	return 0;
+}
+
+int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
+{
+	int rc = locked(c, "env");
+
+	if (rc < 0)
+		return rc;
+	if (!name_env_valid(name) || !name_env_value_valid(val, len)) {
+		sess_error(c->sess,
+			   "contexts/%s/env/%.64s: not a valid "
+			   "variable",
+			   c->name, name);
+		return -EINVAL;
+	}
+	return envmap_set(&c->env, name, val, len);
+}
+
+int ctx_unsetenv(struct ctx *c, const char *name)
+{
+	int rc = locked(c, "env");
+
+	return rc < 0 ? rc : envmap_unset(&c->env, name);
+}
+
+void ctx_set_timeout(struct ctx *c, uint64_t ms)
+{
+	c->timeout_ms = ms;
+}
+
+struct run *ctx_latest(struct ctx *c)
+{
+	return list_empty(&c->execs) ?
+		       NULL :
+		       list_entry(c->execs.prev, struct run, link);
+}
+
+struct run *ctx_exec_by_name(struct ctx *c, const char *name)
+{
+	return run_find(&c->execs, name);
+}
+
+static void iso_time(int64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (!ms || !gmtime_r(&t, &tm))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+char *ctx_format_status(const struct ctx *c, const struct run *r, size_t *len)
+{
+	struct strbuf b = { 0 };
+	char when[40];
+
+	if (r) {
+		sb_addf(&b, "state %s\n",
+			r->state == RUN_QUEUED	? "queued" :
+			r->state == RUN_RUNNING ? "running" :
+			r->end == END_CANCELED	? "canceled" :
+			r->cx->has_error	? "error" :
+						  "ok");
+	} else {
+		sb_addf(&b, "state %s\n", ctx_state_name(c));
+		r = list_empty(&c->execs) ?
+			    NULL :
+			    list_entry(c->execs.prev, struct run, link);
+	}
+	sb_addf(&b, "execution_count %u\n",
+		r && r->state == RUN_DONE ? r->cx->count : c->count);
+	if (c && c->pid)
+		sb_addf(&b, "pid %ld\n", (long)c->pid);
+	else
+		sb_addf(&b, "pid -\n");
+	sb_addf(&b, "language %s\n", ctx_lang_name(c ? c->lang : CTX_PYTHON));
+	iso_time(r && r->state != RUN_QUEUED ? r->started_wall : 0, when,
+		 sizeof(when));
+	sb_addf(&b, "started %s\n", when);
+	sb_addf(&b, "duration_ms %llu\n",
+		(unsigned long long)(r && r->state != RUN_QUEUED ?
+					     run_duration_ms(r) :
+					     0));
+	return sb_take(&b, len);
+}
+
+/* Up to cap bytes of r's spool with that suffix, malloc'd. */
+static char *read_spool(const struct run *r, const char *suffix, uint64_t size,
+			size_t *len)
+{
+	char name[64], *p;
+	uint64_t cap =
+		size < conf.json_output_bytes ? size : conf.json_output_bytes;
+	ssize_t n = 0;
+	int fd;
+
+	*len = 0;
+	p = malloc(cap + 1);
+	if (!p || !r->sess || !cap)
+		return p;
+	run_file(r, suffix, name, sizeof(name));
+	fd = openat(r->sess->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, p, cap, 0);
+		close(fd);
+	}
+	*len = n > 0 ? (size_t)n : 0;
+	return p;
+}
+
+char *ctx_format_json(const struct run *r, size_t *len)
+{
+	size_t olen, elen;
+	char *out = read_spool(r, "out", r->out.size, &olen);
+	char *err = read_spool(r, "err", r->err.size, &elen);
+	char *text = out && err ?
+			     ctx_exec_json(r->cx, out, olen, err, elen, len) :
+			     NULL;
+
+	free(out);
+	free(err);
+	return text;
+}

@@ -1,0 +1,261 @@
+# driver.py - the driver of a sessionfs python code context (installed
+# as sfsctx.py next to the daemon). Run as `python3 sfsctx.py REQ ANS`:
+# REQ and ANS are fifos it opens itself (close-on-exec, so no child of the
+# user's code inherits them). Requests are frames "code LEN\nPATH" (the
+# file holding the code); the answer of each is frames "result", one per
+# format ("text", "html", "png", ...), "main", "ename", "evalue",
+# "etrace", then "done". The user's stdout and stderr are the process's
+# own descriptors 1 and 2, read by the daemon apart from all this.
+#
+# Standard library only; IPython's display formatter when it is installed
+# and a value needs more than repr().
+import ast
+import builtins
+import importlib.abc
+import importlib.util
+import io
+import linecache
+import os
+import signal
+import sys
+import traceback
+import types
+
+DRIVER = os.path.abspath(__file__)
+FORMATS = {
+    "text/plain": "text", "text/html": "html", "text/markdown": "markdown",
+    "image/svg+xml": "svg", "image/png": "png", "image/jpeg": "jpeg",
+    "application/pdf": "pdf", "text/latex": "latex",
+    "application/json": "json", "application/javascript": "javascript",
+}
+REPRS = [("html", "_repr_html_"), ("markdown", "_repr_markdown_"),
+         ("svg", "_repr_svg_"), ("png", "_repr_png_"),
+         ("jpeg", "_repr_jpeg_"), ("pdf", "_repr_pdf_"),
+         ("latex", "_repr_latex_"), ("json", "_repr_json_"),
+         ("javascript", "_repr_javascript_")]
+PLAIN = (int, float, complex, str, bytes, bool, type(None), list, tuple,
+         dict, set, frozenset)
+
+
+class Driver:
+    def __init__(self, req, ans):
+        self.req = os.open(req, os.O_RDONLY)
+        self.ans = os.open(ans, os.O_WRONLY)
+        self.buf = b""
+        self.in_user = False
+        self.count = 0
+        self.results = []
+        self.ipy = None
+        mod = types.ModuleType("__main__")
+        mod.__dict__["__builtins__"] = builtins
+        mod.__dict__["display"] = self.display
+        sys.modules["__main__"] = mod
+        self.ns = mod.__dict__
+
+    def send(self, tag, data=b""):
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        out = b"%s %d\n" % (tag.encode(), len(data)) + data
+        while out:
+            out = out[os.write(self.ans, out):]
+
+    def frame(self):
+        while True:
+            head, nl, rest = self.buf.partition(b"\n")
+            if nl:
+                tag, _, n = head.partition(b" ")
+                if len(rest) >= int(n):
+                    self.buf = rest[int(n):]
+                    return tag.decode(), rest[:int(n)]
+            data = os.read(self.req, 65536)
+            if not data:
+                sys.exit(0)
+            self.buf += data
+
+    def on_sigint(self, sig, frame):
+        if self.in_user:
+            raise KeyboardInterrupt
+
+    # -- formats of a value --------------------------------------------
+    def formats(self, value):
+        if not isinstance(value, PLAIN) and self.ipython() is not None:
+            try:
+                data, _ = self.ipy.format(value)
+                return {FORMATS[k]: v for k, v in data.items()
+                        if k in FORMATS}
+            except Exception:
+                pass
+        out = {"text": repr(value)}
+        for fmt, meth in REPRS:
+            fn = getattr(type(value), meth, None)
+            if fn is None:
+                continue
+            try:
+                v = fn(value)
+            except Exception:
+                continue
+            if isinstance(v, tuple):
+                v = v[0]
+            if v is not None:
+                out[fmt] = v
+        return out
+
+    def ipython(self):
+        if self.ipy is None:
+            try:
+                from IPython.core.formatters import DisplayFormatter
+                self.ipy = DisplayFormatter()
+            except Exception:
+                self.ipy = False
+        return self.ipy or None
+
+    def display(self, *objs):
+        for o in objs:
+            self.results.append((self.formats(o), False))
+
+    def figures(self):
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            png = io.BytesIO()
+            fig.savefig(png, format="png")
+            self.results.append(({"text": repr(fig),
+                                  "png": png.getvalue()}, False))
+        plt.close("all")
+
+    # -- one execution -------------------------------------------------
+    def run(self, path):
+        with open(path, "rb") as f:
+            src = f.read().decode("utf-8", "surrogateescape")
+        self.count += 1
+        name = "<cell %d>" % self.count
+        linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+        self.results = []
+        err = None
+        try:
+            value, show = self.execute(src, name)
+            if show and value is not None:
+                self.ns["_"] = value
+        except BaseException as e:
+            err, show = e, False
+        finally:
+            self.in_user = False
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__,
+                       sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        self.answer(value if err is None and show else None, err)
+
+    def execute(self, src, name):
+        tree = ast.parse(src, name, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        code = compile(tree, name, "exec")
+        tail = compile(last, name, "eval") if last else None
+        self.in_user = True
+        exec(code, self.ns)
+        value = eval(tail, self.ns) if tail else None
+        self.in_user = False
+        return value, tail is not None and not src.rstrip().endswith(";")
+
+    def answer(self, value, err):
+        try:
+            self.figures()
+        except Exception as e:
+            err = err or e
+        if value is not None:
+            try:
+                self.results.append((self.formats(value), True))
+            except Exception as e:
+                err = err or e
+        for fmts, main in self.results:
+            self.send("result")
+            for fmt, v in fmts.items():
+                if fmt == "json" and not isinstance(v, str):
+                    import json
+                    v = json.dumps(v)
+                elif fmt in ("png", "jpeg", "pdf") and isinstance(v, str):
+                    import base64
+                    v = base64.b64decode(v)
+                self.send(fmt, v)
+            if main:
+                self.send("main")
+        if err is not None:
+            self.error(err)
+        self.send("done")
+
+    def error(self, e):
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == DRIVER:
+            tb = tb.tb_next
+        if isinstance(e, SyntaxError):
+            tb = None
+        te = traceback.TracebackException(type(e), e, tb)
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if f.filename != DRIVER])
+        self.send("ename", type(e).__name__)
+        self.send("evalue", str(e))
+        for chunk in te.format():
+            for line in chunk.rstrip("\n").split("\n"):
+                self.send("etrace", line)
+
+    def loop(self):
+        self.send("ready")
+        while True:
+            tag, data = self.frame()
+            if tag == "code":
+                self.run(data.decode("utf-8", "surrogateescape"))
+
+
+class PlotHook(importlib.abc.MetaPathFinder):
+    """matplotlib renders with Agg, set before the user's code imports it,
+    and plt.show() hands the figures over instead of opening a window."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.left = {"matplotlib", "matplotlib.pyplot"}
+
+    def find_spec(self, name, path, target=None):
+        if name not in self.left:
+            return None
+        self.left.discard(name)
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            if self.left:
+                sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            if name == "matplotlib":
+                module.use("agg")
+            else:
+                module.show = lambda *a, **k: self.driver.figures()
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def main():
+    if sys.path and os.path.abspath(sys.path[0] or ".") == \
+            os.path.dirname(DRIVER):
+        sys.path.pop(0)
+    drv = Driver(sys.argv[1], sys.argv[2])
+    sys.argv = [""]
+    signal.signal(signal.SIGINT, drv.on_sigint)
+    sys.meta_path.insert(0, PlotHook(drv))
+    for stream in (sys.stdout, sys.stderr):
+        stream.reconfigure(line_buffering=True)
+    drv.loop()
+
+
+if __name__ == "__main__":
+    main()

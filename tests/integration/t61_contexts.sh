@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# t61_contexts: code interpreter contexts, sessions/S/contexts/NAME.
+# Python: state persists (x = 41, then x + 1 gives 42), a statement gives
+# no result, print goes to stdout beside the result, a matplotlib plot is
+# results/1/png (a PNG of 640x480), a DataFrame gives html, 1/0 and a
+# syntax error give an error with the user's line and the context still
+# works, ctl interrupt stops `while True: pass` and keeps x, a timeout
+# interrupts and the context survives, restart clears x, os.system's
+# output lands in stdout and not in the protocol, 20 contexts do not share
+# state, an interpreter that dies is dead (status, error) until restart,
+# a missing interpreter too, and nothing hangs. JavaScript: let persists
+# and may be declared again, top-level await, a thrown error, a timeout.
+# Contexts run in parallel with each other and with runs. result.json has
+# the SDKs' shape; rmdir of a busy context returns and leaves no process,
+# its writer gets ECANCELED; the deletion of a session ends its busy
+# contexts; bad names, languages and late settings are refused.
+# shellcheck disable=SC2016
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+sfs_mount
+
+S=$MNT/sessions/c
+check "mkdir sessions/c" sfs_mkdir "$S"
+CS=$S/contexts
+# the Debian python3 has matplotlib and pandas (tests/install-deps.sh);
+# a python3 earlier on PATH (pyenv) may not
+CPATH=$PATH
+/usr/bin/python3 -c 'import matplotlib, pandas' 2>/dev/null && CPATH=/usr/bin:$PATH
+
+# mkctx NAME [LANGUAGE]: a context with the PATH above
+mkctx() {
+	sfs_mkdir "$CS/$1" || return
+	[ -z "${2:-}" ] || sfs_write "$CS/$1/language" "$2"$'\n' || return
+	sfs_write "$CS/$1/env/PATH" "$CPATH"$'\n'
+}
+
+# code NAME TEXT [TIMEOUT]: run TEXT in context NAME; the writer's status
+code() { sfs_write "$CS/$1/code" "$2"$'\n' "${3:-$SFS_T}"; }
+
+# field FILE KEY: the value of KEY in a key value file
+field() { timeout 5 awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# json FILE EXPR: EXPR of the JSON in FILE (python, j is the document)
+json() {
+	timeout 5 python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(*v) if isinstance(v, tuple) else print(v)' "$1" "$2"
+}
+
+# fails LABEL NAME TEXT: running TEXT in NAME fails (its close), at once
+fails() {
+	local t0 rc
+	t0=$(now_ms)
+	code "$2" "$3" 10
+	rc=$?
+	assert_true "$1" "status $rc" [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+	assert_lt $(($(now_ms) - t0)) 3000 "$1: at once" " ms"
+}
+
+P=$CS/py
+check "mkdir contexts/py" mkctx py
+assert_file_eq "$P/language" $'python\n' "language is python by default"
+assert_eq idle "$(field "$P/status" state)" "a new context is idle"
+
+check "x = 41" code py 'x = 41'
+assert_file_eq "$P/result" "" "a statement gives an empty result"
+check "x + 1" code py 'x + 1'
+assert_file_eq "$P/result" $'42\n' "state persists: x + 1 gives 42"
+assert_file_eq "$P/results/1/text" "42" "results/1/text is the value"
+check "results/1/main exists" test -e "$P/results/1/main"
+assert_eq 2 "$(field "$P/status" execution_count)" "execution_count counts executions"
+PYPID=$(field "$P/status" pid)
+assert_true "status has the interpreter's pid" "pid '$PYPID'" sfs_alive "$PYPID"
+
+check "print beside a value" code py 'import sys; print("out1"); print("err1", file=sys.stderr); print("out2"); 7'
+assert_file_eq "$P/stdout" $'out1\nout2\n' "print goes to stdout"
+assert_file_eq "$P/stderr" $'err1\n' "stderr apart"
+assert_file_eq "$P/result" $'7\n' "the value after prints"
+assert_eq "['out1\n', 'out2\n'] 7 True" "$(json "$P/result.json" 'j["logs"]["stdout"], j["results"][0]["text"], j["results"][0]["isMainResult"]')" \
+	"result.json: logs.stdout by line, the main result"
+assert_eq "[] 3 None" "$(json "$P/runs/3/result.json" '[k for k in j if k not in ("results", "logs", "error", "executionCount")], j["executionCount"], j["error"]')" \
+	"result.json has the SDK's keys and executionCount"
+
+check "os.system" code py 'import os; os.system("echo hi from a child"); print("after")'
+assert_file_eq "$P/stdout" $'hi from a child\nafter\n' "a child's output lands in stdout"
+assert_file_eq "$P/error" "" "and no error (the protocol is not the child's)"
+
+check "1/0" code py $'y = 1\n1/0'
+assert_eq "ZeroDivisionError" "$(json "$P/error" 'j["name"]')" "1/0 is a ZeroDivisionError"
+assert_file_match "$P/error" '<cell 5>\\", line 2, in <module>", "    1/0"' "the traceback names the user's cell and line"
+assert_true "no driver frame in the traceback" "$(head -c 300 "$P/error")" \
+	bash -c '! grep -q sfsctx "$1"' _ "$P/error"
+check "after an error" code py 'x'
+assert_file_eq "$P/result" $'41\n' "the context still works after an error"
+check "a syntax error" code py 'x = ('
+assert_eq "SyntaxError" "$(json "$P/error" 'j["name"]')" "a syntax error is a SyntaxError"
+check "after a syntax error" code py 'x'
+assert_file_eq "$P/result" $'41\n' "the context still works after a syntax error"
+
+# ctl interrupt
+code py 'while True: pass' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the loop runs" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$P/status"
+check "ctl interrupt" sfs_write "$P/ctl" $'interrupt\n'
+check "the writer returns after the interrupt" sfs_wait_gone "$BG" 5
+assert_eq "KeyboardInterrupt" "$(json "$P/error" 'j["name"]')" "interrupt is a KeyboardInterrupt"
+assert_eq interrupted "$(field "$P/status" state)" "status says interrupted"
+check "x after the interrupt" code py 'x'
+assert_file_eq "$P/result" $'41\n' "interrupt keeps the state"
+
+# timeout
+check "timeout 300" sfs_write "$P/timeout" $'300\n'
+t0=$(now_ms)
+code py 'import time; time.sleep(30)'
+assert_lt $(($(now_ms) - t0)) 5000 "a timeout ends the execution" " ms"
+assert_eq "KeyboardInterrupt" "$(json "$P/error" 'j["name"]')" "a timeout interrupts"
+check "timeout 0" sfs_write "$P/timeout" $'0\n'
+check "x after the timeout" code py 'x'
+assert_file_eq "$P/result" $'41\n' "the context survives its timeout"
+assert_eq "$PYPID" "$(field "$P/status" pid)" "the same interpreter"
+
+# matplotlib and pandas
+check "a matplotlib plot" code py $'import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);'
+SIG=$(timeout 5 head -c 8 "$P/results/1/png" | od -An -tx1 | tr -d ' \n')
+assert_eq 89504e470d0a1a0a "$SIG" "results/1/png is a PNG"
+DIM=$(timeout 5 od -An -tu1 -j16 -N8 "$P/results/1/png" | awk '{ print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8 }')
+assert_eq 640x480 "$DIM" "its IHDR says 640x480"
+assert_eq "640x480 False" "$(json "$P/result.json" '(lambda p: "%dx%d" % (int.from_bytes(p[16:20], "big"), int.from_bytes(p[20:24], "big")))(__import__("base64").b64decode(j["results"][0]["png"])), j["results"][0]["isMainResult"]')" \
+	"result.json has the png in base64"
+check "a DataFrame" code py $'import pandas as pd\npd.DataFrame({"a": [1, 2], "b": [3, 4]})'
+assert_file_match "$P/results/1/html" '<table' "a DataFrame gives html"
+assert_file_match "$P/result" '^0  +1  +3$' "and text"
+
+# restart
+check "ctl restart" sfs_write "$P/ctl" $'restart\n'
+check "x after restart" code py 'x'
+assert_eq "NameError" "$(json "$P/error" 'j["name"]')" "restart clears x"
+assert_eq 1 "$(field "$P/status" execution_count)" "and the execution count"
+assert_true "the old interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 5
+
+# an interpreter that dies, one that is missing
+fails "an interpreter that exits: its code fails" py 'import os; os._exit(3)'
+assert_eq dead "$(field "$P/status" state)" "an interpreter that exits is dead"
+assert_file_match "$P/error" 'exited with status 3' "error says why"
+fails "code on a dead context fails" py 'x'
+check "restart a dead context" sfs_write "$P/ctl" $'restart\n'
+check "it works again" code py '6 * 7'
+assert_file_eq "$P/result" $'42\n' "after the restart"
+check "mkdir contexts/nopy" sfs_mkdir "$CS/nopy"
+check "a PATH without python" sfs_write "$CS/nopy/env/PATH" $'/nonexistent\n'
+fails "code without python3 fails" nopy 'x'
+assert_eq dead "$(field "$CS/nopy/status" state)" "a missing interpreter: dead"
+assert_file_match "$CS/nopy/error" 'cannot run python3' "error says why"
+
+# 20 contexts
+for i in $(seq 1 20); do
+	if ! { mkctx "m$i" && code "m$i" "v = $i"; }; then
+		fail "context m$i" "mkdir or code failed"
+	fi
+done
+bad=0
+for i in $(seq 1 20); do
+	code "m$i" 'v' && [ "$(cat "$CS/m$i/result")" = "$i" ] || bad=$((bad + 1))
+done
+assert_eq 0 "$bad" "20 contexts do not share state"
+for i in $(seq 1 20); do rmdir "$CS/m$i" || fail "rmdir m$i"; done
+
+# contexts run in parallel with each other and with the session's runs
+check "mkdir contexts/p1 and p2" bash -c 'mkdir "$1/p1" "$1/p2"' _ "$CS"
+if ! { code p1 'import time' && code p2 'import time'; }; then
+	fail "import time" "code failed"
+fi
+t0=$(now_ms)
+code p1 'time.sleep(1)' &
+B1=$!
+code p2 'time.sleep(1)' &
+B2=$!
+SFS_BG_PIDS+=("$B1" "$B2")
+sfs_run "$S" 'sleep 1'
+wait "$B1" "$B2"
+assert_lt $(($(now_ms) - t0)) 1900 "two contexts and a run of 1 s each take about 1 s" " ms"
+check "rmdir contexts/p1 and p2" bash -c 'rmdir "$1/p1" "$1/p2"' _ "$CS"
+
+# javascript
+J=$CS/js
+check "mkdir contexts/js" mkctx js javascript
+check "let a = 1" code js 'let a = 1'
+check "a + 1" code js 'a + 1'
+assert_file_eq "$J/result" $'2\n' "let persists"
+check "let a again" code js 'let a = 5; console.log("a is", a)'
+assert_file_eq "$J/error" "" "a later execution may declare it again"
+assert_file_eq "$J/stdout" $'a is 5\n' "console.log goes to stdout"
+check "await" code js 'await new Promise(r => setTimeout(() => r(5), 10))'
+assert_file_eq "$J/result" $'5\n' "top-level await gives 5"
+check "class and const" code js 'class K { f() { return a * 2 } }; const k = new K(); k.f()'
+assert_file_eq "$J/result" $'10\n' "class and const"
+check "throw" code js 'throw new Error("x")'
+assert_eq "Error x" "$(json "$J/error" 'j["name"], j["value"]')" "a thrown error is the error"
+assert_file_match "$J/error" '<cell 6>:1' "its stack names the user's cell"
+check "js after the error" code js 'a'
+assert_file_eq "$J/result" $'5\n' "the context still works"
+check "js timeout 300" sfs_write "$J/timeout" $'300\n'
+t0=$(now_ms)
+code js 'while (true) {}'
+assert_lt $(($(now_ms) - t0)) 5000 "a js timeout ends the loop" " ms"
+assert_file_match "$J/error" 'interrupted' "a js timeout interrupts"
+check "js timeout 0" sfs_write "$J/timeout" $'0\n'
+check "js after the timeout" code js 'a'
+assert_file_eq "$J/result" $'5\n' "the js context survives its timeout"
+assert_eq "idle 9 javascript" "$(field "$J/status" state) $(field "$J/status" execution_count) $(field "$J/status" language)" \
+	"status of the js context"
+
+# bad input
+assert_errno EINVAL "a bad context name" mkdir "$CS/.bad"
+check "mkdir contexts/lang" sfs_mkdir "$CS/lang"
+assert_write_errno EINVAL "an unknown language" "$CS/lang/language" $'cobol\n'
+assert_write_errno EBUSY "language after the first code" "$P/language" $'javascript\n'
+assert_write_errno EBUSY "env after the first code" "$P/env/PATH" $'/bin\n'
+assert_write_errno EINVAL "a bad ctl line" "$P/ctl" $'bogus\n'
+assert_file_match "$S/error" 'contexts/py/ctl' "refusals go to the session's error"
+
+# rmdir of a busy context
+(
+	code py 'import os; os.system("sleep 300 &"); while_true = 1
+while True: pass'
+	echo $? >"$SFS_TMP/busy.rc"
+) &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the busy loop runs" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$P/status"
+PYPID=$(field "$P/status" pid)
+t0=$(now_ms)
+check "rmdir of a busy context" timeout 10 rmdir "$P"
+assert_lt $(($(now_ms) - t0)) 3000 "rmdir returns soon" " ms"
+check "its writer returns" sfs_wait_gone "$BG" 5
+assert_file_match "$SFS_TMP/busy.rc" '^1$' "its close fails (ECANCELED)"
+assert_file_match "$SFS_TMP/write.err" 'Operation canceled' "with ECANCELED"
+assert_true "its interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 1
+check "its background sleep is gone" bash -c '! pgrep -f "^sleep 300$"'
+check "contexts/py is gone" test ! -e "$P"
+
+# the deletion of a session ends its busy contexts
+S2=$MNT/sessions/c2
+check "mkdir sessions/c2" sfs_mkdir "$S2"
+check "mkdir contexts in c2" bash -c 'mkdir "$1/contexts/a" "$1/contexts/b" && echo javascript > "$1/contexts/b/language"' _ "$S2"
+sfs_write "$S2/contexts/a/code" $'while True: pass\n' &
+B1=$!
+sfs_write "$S2/contexts/b/code" $'while (true) {}\n' &
+B2=$!
+SFS_BG_PIDS+=("$B1" "$B2")
+check "both run" sfs_until 10 bash -c 'grep -q "state running" "$1/contexts/a/status" && grep -q "state running" "$1/contexts/b/status"' _ "$S2"
+PA=$(field "$S2/contexts/a/status" pid)
+PB=$(field "$S2/contexts/b/status" pid)
+check "rmdir of the session" timeout 10 rmdir "$S2"
+check "its writers return" sfs_wait_gone "$B1" 5
+check "its interpreters are gone" bash -c '! kill -0 "$1" 2>/dev/null && ! kill -0 "$2" 2>/dev/null' _ "$PA" "$PB"
+
+sfs_done

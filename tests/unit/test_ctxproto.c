@@ -1,0 +1,218 @@
+/* test_ctxproto.c - the frames of code contexts (ctxproto_parse and
+ * ctxproto_put) and an execution's record with its texts (error and
+ * result.json). */
+#include <errno.h>
+#include "sessions/ctxproto.h"
+#include "unit.h"
+
+/* Parses the first len bytes of s, copied so that a read past them
+ * crashes. */
+static ssize_t parse_n(const char *s, size_t len, struct ctxproto_frame *f,
+		       char *data)
+{
+	struct guarded g;
+	const char *p = guard_copy(&g, s, len);
+	ssize_t n = ctxproto_parse(p, len, f);
+
+	if (n > 0) {
+		memcpy(data, f->data, f->len);
+		data[f->len] = '\0';
+	}
+	guard_free(&g);
+	return n;
+}
+
+START_TEST(parse_frames)
+{
+	struct ctxproto_frame f;
+	char d[64];
+
+	ck_assert_int_eq(parse_n("done 0\n", 7, &f, d), 7);
+	ck_assert_str_eq(f.tag, "done");
+	ck_assert_uint_eq(f.len, 0);
+	ck_assert_int_eq(parse_n("text 2\n42more", 13, &f, d), 9);
+	ck_assert_str_eq(f.tag, "text");
+	ck_assert_str_eq(d, "42");
+	/* the payload is bytes: NUL and newlines too */
+	ck_assert_int_eq(parse_n("png 3\n\0\n\0", 9, &f, d), 9);
+	ck_assert_uint_eq(f.len, 3);
+}
+END_TEST
+
+START_TEST(parse_incomplete)
+{
+	const char *full = "etrace 5\nline1";
+	struct ctxproto_frame f;
+	char d[64];
+
+	/* every prefix is incomplete, not an error */
+	for (size_t n = 0; n < strlen(full); n++)
+		ck_assert_int_eq(parse_n(full, n, &f, d), 0);
+	ck_assert_int_eq(parse_n(full, strlen(full), &f, d),
+			 (ssize_t)strlen(full));
+}
+END_TEST
+
+START_TEST(parse_bad)
+{
+	static const char *const bad[] = {
+		"Done 0\n",
+		" done 0\n",
+		"done\n",
+		"done x\n",
+		"done 1x\n",
+		"done 0 \n",
+		"done -1\n",
+		"do-ne 0\n",
+		"sixteenletterstag 0\n",
+		"done 99999999999\n",
+		"done 268435457\n",
+	};
+	struct ctxproto_frame f;
+	char d[64];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ck_assert_msg(parse_n(bad[i], strlen(bad[i]), &f, d) == -EINVAL,
+			      "%s", bad[i]);
+}
+END_TEST
+
+START_TEST(put_reads_back)
+{
+	struct strbuf b = { 0 };
+	struct ctxproto_frame f;
+	char d[64];
+
+	ctxproto_put(&b, "code", "/a/b", 4);
+	ck_assert_int_eq(parse_n(b.p, b.len, &f, d), (ssize_t)b.len);
+	ck_assert_str_eq(f.tag, "code");
+	ck_assert_str_eq(d, "/a/b");
+	free(b.p);
+}
+END_TEST
+
+static void frame(struct ctx_exec *e, const char *tag, const char *data,
+		  int want)
+{
+	struct ctxproto_frame f = { .data = data, .len = strlen(data) };
+
+	snprintf(f.tag, sizeof(f.tag), "%s", tag);
+	ck_assert_int_eq(ctx_exec_frame(e, &f, NULL), want);
+}
+
+START_TEST(exec_record)
+{
+	struct ctx_exec e = { 0 };
+	size_t len;
+	char *t;
+
+	frame(&e, "text", "1", -EINVAL); /* no result yet */
+	frame(&e, "main", "", -EINVAL);
+	frame(&e, "result", "", 0);
+	frame(&e, "png", "\x89PNG", 0);
+	frame(&e, "result", "", 0);
+	frame(&e, "text", "42", 0);
+	frame(&e, "text", "43", -EINVAL); /* one of each format */
+	frame(&e, "main", "", 0);
+	frame(&e, "main", "", -EINVAL); /* one main result */
+	frame(&e, "bogus", "", -EINVAL);
+	ck_assert_uint_eq(e.nres, 2);
+	ck_assert_ptr_eq(ctx_exec_main(&e), e.res[1]);
+	ck_assert_uint_eq(e.res[1]->no, 2);
+	t = ctx_exec_error_json(&e, &len);
+	ck_assert_str_eq(t, "");
+	free(t);
+	frame(&e, "ename", "ZeroDivisionError", 0);
+	frame(&e, "evalue", "division by zero", 0);
+	frame(&e, "etrace", "  File \"<cell 1>\", line 1", 0);
+	frame(&e, "done", "", 0);
+	ck_assert(e.done);
+	t = ctx_exec_error_json(&e, &len);
+	ck_assert_str_eq(t, "{\"name\": \"ZeroDivisionError\", \"value\": "
+			    "\"division by zero\", \"traceback\": [\"  File "
+			    "\\\"<cell 1>\\\", line 1\"]}\n");
+	free(t);
+	ctx_exec_free(&e, NULL);
+}
+END_TEST
+
+START_TEST(exec_json)
+{
+	struct ctx_exec e = { 0 };
+	size_t len;
+	char *t;
+
+	frame(&e, "result", "", 0);
+	frame(&e, "png", "abcd", 0);
+	frame(&e, "result", "", 0);
+	frame(&e, "text", "'a\"b'", 0);
+	frame(&e, "main", "", 0);
+	e.count = 3;
+	t = ctx_exec_json(&e, "x\ny", 3, "", 0, &len);
+	ck_assert_str_eq(t, "{\"results\": [{\"png\": \"YWJjZA==\", "
+			    "\"isMainResult\": false}, {\"text\": "
+			    "\"'a\\\"b'\", \"isMainResult\": true}], "
+			    "\"logs\": {\"stdout\": [\"x\\n\", \"y\"], "
+			    "\"stderr\": []}, \"error\": null, "
+			    "\"executionCount\": 3}\n");
+	ck_assert_uint_eq(len, strlen(t));
+	free(t);
+	ctx_exec_free(&e, NULL);
+}
+END_TEST
+
+START_TEST(base64)
+{
+	static const char *const in[] = { "",	  "f",	   "fo",    "foo",
+					  "foob", "fooba", "foobar" };
+	static const char *const out[] = {
+		"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"
+	};
+
+	for (size_t i = 0; i < 7; i++) {
+		struct strbuf b = { 0 };
+		size_t len;
+		char *t;
+
+		sb_add(&b, "", 0);
+		ctx_base64(&b, in[i], strlen(in[i]));
+		t = sb_take(&b, &len);
+		ck_assert_str_eq(t, out[i]);
+		free(t);
+	}
+}
+END_TEST
+
+START_TEST(formats)
+{
+	ck_assert_int_eq(ctx_fmt_index("text"), 0);
+	ck_assert_int_eq(ctx_fmt_index("png"), 4);
+	ck_assert_int_eq(ctx_fmt_index("javascript"), CTX_NFMT - 1);
+	ck_assert_int_eq(ctx_fmt_index("main"), -1);
+	ck_assert_int_eq(ctx_fmt_index(""), -1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("ctxproto");
+	TCase *tc = tcase_create("frames");
+
+	tcase_add_test(tc, parse_frames);
+	tcase_add_test(tc, parse_incomplete);
+	tcase_add_test(tc, parse_bad);
+	tcase_add_test(tc, put_reads_back);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exec");
+	tcase_add_test(tc, exec_record);
+	tcase_add_test(tc, exec_json);
+	tcase_add_test(tc, base64);
+	tcase_add_test(tc, formats);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return unit_run(suite());
+}
