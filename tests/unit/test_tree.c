@@ -364,6 +364,7 @@ START_TEST(resolve_run)
 	struct sess *s = fake_sess();
 	struct run *r1 = add_run(s, true), *r2 = add_run(s, true);
 	struct node n;
+	uint64_t id;
 
 	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_RUN), &n), 0);
 	ck_assert_ptr_eq(n.r, r1);
@@ -391,10 +392,11 @@ START_TEST(resolve_run)
 	r2->sess = NULL;
 	ck_assert_int_eq(tree_resolve(tree_ino(r2->id, FT_STDOUT), &n),
 			 -ENOENT);
-	/* a run freed */
+	/* a run freed (its id read before: r1 is gone) */
+	id = r1->id;
 	list_del(&r1->link);
 	run_unref(r1);
-	ck_assert_int_eq(tree_resolve(tree_ino(r1->id, FT_RUN), &n), -ENOENT);
+	ck_assert_int_eq(tree_resolve(tree_ino(id, FT_RUN), &n), -ENOENT);
 }
 END_TEST
 
