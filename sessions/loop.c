@@ -171,42 +171,20 @@ void loop_stop(void)
 	stopping = true;
 }
 
-/* Until when (monotonic us) the loop polls instead of sleeping: 0, but
- * while output flows (loop_poll_for). */
-static int64_t poll_until;
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-void loop_poll_for(int64_t us)
-{
-	poll_until = now_us() + us;
-}
-
-void loop_poll_stop(void)
-{
-	poll_until = 0;
-}
-
 /* Sleeps only when the quiet hook has nothing left: its chores go one
  * piece at a time, each after a look for events, so that a request that
- * comes meanwhile waits for one piece at most. Else it polls only while
- * output flows: on a machine with few CPUs, a process that polls holds
- * off whoever is woken on its CPU (a pipe's write puts the woken reader
+ * comes meanwhile waits for one piece at most. It never polls without
+ * sleeping: on a machine with few CPUs, a process that polls holds off
+ * whoever is woken on its CPU (a pipe's write puts the woken reader
  * there) for as long as it polls, which cost ~1 ms per run after idle
- * time when the loop polled after every event (README, "Measured"). */
+ * time when the loop polled for 1 ms after every event (README,
+ * "Measured"). */
 int loop_run(void)
 {
 	bool chores = true;
 
 	while (!stopping) {
-		bool poll = chores || (poll_until && now_us() < poll_until);
-		int n = epoll_wait(epfd, batch, 64, poll ? 0 : -1);
+		int n = epoll_wait(epfd, batch, 64, chores ? 0 : -1);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;

@@ -42,11 +42,6 @@ void loop_timer_del(struct loop_timer *t);
  * negative errno. */
 int loop_run(void);
 void loop_stop(void);
-/* Polls for events instead of sleeping for the next us microseconds (a
- * writer of much output wakes a sleeping reader at every write), or no
- * more. */
-void loop_poll_for(int64_t us);
-void loop_poll_stop(void);
 /* A function called after each batch of events (deferred work). */
 void loop_set_idle(void (*fn)(void));
 /* A function called when no event is waiting, for chores that must not
