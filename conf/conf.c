@@ -69,7 +69,7 @@ void conf_defaults(void)
 	conf.max_spool_bytes = 0;
 	conf.json_output_bytes = 1 << 20;
 	conf.history = 100;
-	conf.shell_spin_us = 1000;
+	conf.shell_spin_us = 0;
 	conf.default_session = true;
 	conf.log_level = LOG_INFO;
 }

@@ -94,6 +94,20 @@ int chores_make_fifos(struct sess *s)
 	return 0;
 }
 
+/* Unlinks the name trashed last in s and drops it from the trash. */
+static void unlink_one(struct sess *s)
+{
+	size_t at = s->trash.len - 1; /* at the NUL that ends the last name */
+
+	while (at > 0 && s->trash.p[at - 1] != '\0')
+		at--;
+	unlinkat(s->dirfd, s->trash.p + at, 0);
+	s->trash.len = at;
+}
+
+/* One piece per call, so that a request never waits for more: one name
+ * unlinked, or the next run's fifos of one session once its trash is
+ * empty. */
 bool chores_quiet(void)
 {
 	struct sess *s;
@@ -101,12 +115,12 @@ bool chores_quiet(void)
 	if (list_empty(&chores))
 		return false;
 	s = list_entry(chores.next, struct sess, chores_link);
+	if (s->trash.len) {
+		unlink_one(s);
+		return true;
+	}
 	list_del(&s->chores_link);
 	s->has_chores = false;
-	for (size_t at = 0; at < s->trash.len;
-	     at += strlen(s->trash.p + at) + 1)
-		unlinkat(s->dirfd, s->trash.p + at, 0);
-	s->trash.len = 0;
 	if (s->pid && !s->dying)
 		chores_make_fifos(s);
 	return !list_empty(&chores);

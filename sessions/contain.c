@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <linux/close_range.h>
+#include <linux/sched.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "contain.h"
 #include "dirtree.h"
@@ -207,9 +210,41 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 	return c->dfd < 0 ? -errno : 0;
 }
 
+/* In a child that contain_fork started in its cgroup: nothing to move. */
+static bool born_inside;
+/* clone3 with CLONE_INTO_CGROUP failed for want of support: fork. */
+static bool no_clone3;
+
+/* Moving a process into a cgroup (a write of cgroup.procs) waits for an
+ * RCU grace period under cgroup_threadgroup_rwsem: 0.1 to 10 ms here,
+ * most of a new session's first run. A child cloned into the cgroup
+ * (clone3, Linux 5.7) never moves. The daemon is one thread, so the
+ * child of a raw clone3 is what fork would make. */
+pid_t contain_fork(const struct contain *c)
+{
+	struct clone_args a = { .flags = CLONE_INTO_CGROUP,
+				.exit_signal = SIGCHLD,
+				.cgroup = (uint64_t)c->dfd };
+	long pid = -1;
+
+	if (c->dfd >= 0 && !no_clone3)
+		pid = syscall(SYS_clone3, &a, sizeof(a));
+	if (pid == 0)
+		born_inside = true;
+	if (pid >= 0)
+		return (pid_t)pid;
+	if (c->dfd >= 0 && (errno == ENOSYS || errno == E2BIG ||
+			    errno == EINVAL || errno == EOPNOTSUPP))
+		no_clone3 = true;
+	pid = fork();
+	if (pid > 0)
+		contain_add(c, (pid_t)pid); /* before anyone can signal it */
+	return (pid_t)pid;
+}
+
 int contain_enter(const struct contain *c)
 {
-	return contain_add(c, getpid());
+	return born_inside ? 0 : contain_add(c, getpid());
 }
 
 int contain_add(const struct contain *c, pid_t who)

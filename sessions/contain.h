@@ -40,7 +40,11 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 /* In the parent, right after fork: moves pid into c, so that a signal
  * sent as soon as the caller returns reaches it. */
 int contain_add(const struct contain *c, pid_t pid);
-/* In a forked child: moves the calling process into c. */
+/* fork(), with the child in c from its start (or, where clone3 cannot
+ * do that, moved there before this returns in the parent). */
+pid_t contain_fork(const struct contain *c);
+/* In a forked child: moves the calling process into c (nothing to do in
+ * a child of contain_fork). */
 int contain_enter(const struct contain *c);
 /* Sends sig to every process of c but `except`; returns how many. */
 int contain_signal(const struct contain *c, int sig, pid_t except);

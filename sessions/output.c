@@ -14,6 +14,14 @@
 #include "output.h"
 #include "sess.h"
 
+/* A run that printed at least REST_BYTES at one wakeup is a writer of
+ * much output: its pipes are left alone for REST_MS to fill. A sleeping
+ * reader is woken at each write into an empty pipe (8 KiB for head -c),
+ * and waking that often cut throughput to a quarter; polling instead held
+ * off whoever was woken on the daemon's CPU, the writer too. */
+#define REST_BYTES 16384
+#define REST_MS	   1
+
 static char iobuf[1 << 20];
 static char iobuf2[1 << 20]; /* the other pipe, in drain_both */
 
@@ -163,11 +171,12 @@ static void drain_both(struct run *r, struct loop_watch *w,
 
 /* Moves what the fifo holds into r's spools; closes it at EOF. Output
  * past a cut is read and dropped, so the writer never blocks on it. */
-static void pipe_drain(struct run *r, struct loop_watch *w)
+static size_t pipe_drain(struct run *r, struct loop_watch *w)
 {
 	unsigned stream = w == &r->pipe_o ? 1 : 2;
 	struct loop_watch *sib = stream == 1 ? &r->pipe_e : &r->pipe_o;
 	int a = 0, b = 0;
+	size_t got = 0;
 
 	if (w->fd >= 0 && sib->fd >= 0 && ioctl(sib->fd, FIONREAD, &b) == 0 &&
 	    b > 0 && ioctl(w->fd, FIONREAD, &a) == 0 && a > 0)
@@ -179,6 +188,7 @@ static void pipe_drain(struct run *r, struct loop_watch *w)
 			fcntl(w->fd, F_SETPIPE_SZ, 1 << 20); /* a big writer */
 		if (n > 0) {
 			keep(r, stream, (size_t)n);
+			got += (size_t)n;
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -187,6 +197,30 @@ static void pipe_drain(struct run *r, struct loop_watch *w)
 		close(w->fd);
 		w->fd = -1;
 	}
+	return got;
+}
+
+/* Watches r's open pipes again after a rest. */
+static void rested(struct loop_timer *t)
+{
+	struct run *r = t->arg;
+
+	if (r->pipe_o.fd >= 0)
+		loop_mod(&r->pipe_o, EPOLLIN);
+	if (r->pipe_e.fd >= 0)
+		loop_mod(&r->pipe_e, EPOLLIN);
+}
+
+/* Stops watching r's pipes for REST_MS. */
+static void rest(struct run *r)
+{
+	if (r->rest.armed)
+		return;
+	if (r->pipe_o.fd >= 0)
+		loop_mod(&r->pipe_o, 0);
+	if (r->pipe_e.fd >= 0)
+		loop_mod(&r->pipe_e, 0);
+	loop_timer_add(&r->rest, loop_now_ms() + REST_MS, rested, r);
 }
 
 static void on_pipe(struct loop_watch *w, uint32_t events)
@@ -194,7 +228,8 @@ static void on_pipe(struct loop_watch *w, uint32_t events)
 	struct run *r = w->arg;
 
 	(void)events;
-	pipe_drain(r, w);
+	if (pipe_drain(r, w) >= REST_BYTES)
+		rest(r);
 	if (run_changed_hook)
 		run_changed_hook(r);
 }
@@ -202,6 +237,7 @@ static void on_pipe(struct loop_watch *w, uint32_t events)
 void output_close(struct run *r, struct loop_watch *w)
 {
 	pipe_drain(r, w);
+	loop_timer_del(&r->rest);
 	if (w->fd >= 0) {
 		loop_del(w);
 		close(w->fd);

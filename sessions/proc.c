@@ -133,7 +133,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 		return -ENOMEM;
 	snprintf(script, sizeof(script), "%s/r%llu.cmd", s->dir,
 		 (unsigned long long)p->id);
-	pid = fork();
+	pid = contain_fork(&p->cg);
 	if (pid == 0)
 		child(s, p, fds[4], fds[1], fds[3], envp, script);
 	for (char **e = envp; *e; e++)
@@ -141,7 +141,6 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 	free(envp);
 	if (pid < 0)
 		return -errno;
-	contain_add(&p->cg, pid); /* before anyone can signal it */
 	p->pid = pid;
 	reap_add(&p->reap, pid, reaped, p);
 	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */

@@ -122,6 +122,7 @@ void run_unref(struct run *r)
 	if (--r->refs > 0)
 		return;
 	objs_del(r->id);
+	loop_timer_del(&r->rest);
 	spool_release(&r->out);
 	spool_release(&r->err);
 	spool_close(&r->out);

@@ -56,7 +56,8 @@ struct run {
 	struct spool out, err;
 	struct outidx all; /* output: the interleaving of out and err */
 	struct loop_watch pipe_o, pipe_e; /* output fifos while running */
-	unsigned fifo_gen;		  /* names them: f<gen>.o, f<gen>.e */
+	struct loop_timer rest; /* their watch is off while it is armed */
+	unsigned fifo_gen;	/* names them: f<gen>.o, f<gen>.e */
 	struct list link;    /* session's run (or procs) list, oldest first */
 	struct list qlink;   /* session's queue while queued */
 	struct list waiters; /* parked filesystem requests */

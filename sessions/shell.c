@@ -249,7 +249,7 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		close(cp[1]);
 		return -errno;
 	}
-	pid = fork();
+	pid = contain_fork(cg);
 	if (pid == 0)
 		child(bash, drv, w, envp, cg, cp[0], rp[1]);
 	close(cp[0]);

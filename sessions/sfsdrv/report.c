@@ -85,10 +85,16 @@ static void add_exports(struct drv_buf *b)
 			    readonly_p(*v) ? 12 : 11);
 		drv_buf_add(b, (*v)->name, strlen((*v)->name));
 		drv_buf_add(b, "=\"", 2);
-		for (const char *c = val; *c; c++) {
-			if (strchr("\"\\$`", *c))
+		/* runs without a character to escape go in one piece */
+		for (const char *c = val; *c;) {
+			size_t n = strcspn(c, "\"\\$`");
+
+			drv_buf_add(b, c, n);
+			c += n;
+			if (*c) {
 				drv_buf_add(b, "\\", 1);
-			drv_buf_add(b, c, 1);
+				drv_buf_add(b, c++, 1);
+			}
 		}
 		drv_buf_add(b, "\"\n", 2);
 	}

@@ -17,14 +17,14 @@
 # benchmarks (all, or the ones named; each at most 300 s, idle_latency
 # longer when its counts are raised) and always unmounts. The C ones are
 # taken from BUILD_DIR/tests/bench/, or compiled from this directory with
-# ${CC:-cc} if the build lacks one; the Python ones (python3, and pexpect
-# for idle_latency) run from this directory with the mount and the
-# daemon's pid as arguments. Extra daemon options may be given in
+# ${CC:-cc} if the build lacks one; the Python ones (python3, pexpect for
+# idle_latency and peers, tmux for peers) run from this directory with the
+# mount and the daemon's pid as arguments. Extra daemon options may be given in
 # SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
-# daemon's max_sessions less 2), STREAM_LATENCY_N and
-# STREAM_LATENCY_N_IDLE, CONTEXTS_N, CONTEXTS_KERNEL_N and
-# CONTEXTS_PLOT_N change the sizes.
+# daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
+# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N and CONTEXTS_PLOT_N
+# change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -36,7 +36,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency contexts"
+all+=" stream_latency peers contexts"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -175,6 +175,16 @@ ctxpy=python3
 python3 -c 'import matplotlib, jupyter_client' 2>/dev/null ||
 	ctxpy=/usr/bin/python3
 bench contexts 300 "$ctxpy" -Bu "$here/contexts.py" "$mnt" "$pid"
+if wants peers && ! { python3 -c 'import pexpect' 2>/dev/null && command -v tmux >/dev/null; }; then
+	echo "run.sh: peers needs pexpect and tmux" \
+		"(tests/install-deps.sh installs python3-pexpect and tmux)" >&2
+	status=1
+else
+	# 5 ways a round, back to back and after 20 ms, then after 1 s
+	np=${PEERS_N:-200} np1=${PEERS_N1S:-10}
+	bench peers $((120 + np / 2 + np1 * 10)) \
+		python3 -Bu "$here/peers.py" "$mnt" "$pid"
+fi
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
