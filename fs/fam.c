@@ -37,6 +37,8 @@ void fh_free(struct fh *fh)
 {
 	fh_unwatch(fh);
 	fh_set_run(fh, NULL);
+	if (fh->priv_free)
+		fh->priv_free(fh->priv);
 	if (fh->fd >= 0)
 		close(fh->fd);
 	if (fh->fd_out >= 0)

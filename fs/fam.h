@@ -44,6 +44,8 @@ struct fh {
 	uid_t uid;		    /* and as whom */
 	gid_t gid;
 	struct list link; /* every open file (fh_free_all) */
+	void *priv;	  /* a family's own state of the open file */
+	void (*priv_free)(void *priv);
 };
 
 static inline struct fh *fh_of(const struct fuse_file_info *fi)

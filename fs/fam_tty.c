@@ -1,0 +1,580 @@
+/*
+ * fam_tty.c - a session's tty/: the terminal's files. Writes to input and
+ * keys, and opens of screen, output and stream, start the terminal when
+ * it is not running (nothing else does: not lookup, stat, readdir, nor
+ * reads of the other files). Reads of stream, expect and quiet wait
+ * (parked in the waiters of the terminal's output) until they can answer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_tty.h"
+#include "sessions/ctl.h"
+#include "sessions/names.h"
+#include "sessions/tty.h"
+
+/* What an open file of tty/ keeps: where its stream starts, and the
+ * pattern and deadline of its expect. */
+struct ttyfh {
+	uint64_t base;
+	regex_t re;
+	bool has_re;
+	int64_t deadline;
+};
+
+static void ttyfh_free(void *p)
+{
+	struct ttyfh *x = p;
+
+	if (x && x->has_re)
+		regfree(&x->re);
+	free(x);
+}
+
+static struct ttyfh *ttyfh(struct fh *fh)
+{
+	if (!fh->priv && (fh->priv = calloc(1, sizeof(struct ttyfh))))
+		fh->priv_free = ttyfh_free;
+	return fh->priv;
+}
+
+/* The terminal of fh's session, if it has one. */
+static struct tty *tty_fh(const struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	return s ? s->tty : NULL;
+}
+
+/* Starts the terminal of n's session unless it runs; fh follows its
+ * output. */
+static int start(struct fh *fh, struct node *n)
+{
+	struct tty *t = tty_of(n->s);
+	int rc;
+
+	if (!t)
+		return -ENOMEM;
+	rc = tty_start(t);
+	if (rc == 0 && fh)
+		fh_set_run(fh, t->out);
+	return rc;
+}
+
+static int start_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)fi;
+	return start(fh, n);
+}
+
+static struct list *waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
+static int input_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size, off_t off)
+{
+	int rc = start(NULL, n);
+
+	(void)req;
+	(void)fh;
+	(void)off;
+	return rc < 0 ? rc : tty_input(n->s->tty, buf, size);
+}
+
+static const struct fops input_ops = { .write = input_write };
+
+static int keys_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	struct keys_seq seq = { calloc(size + 1, sizeof(struct keys_item)), 0,
+				malloc(size + 1), 0 };
+	size_t bad = 0, blen = 0;
+	int rc = seq.items && seq.text ? 0 : -ENOMEM;
+
+	(void)req;
+	(void)fh;
+	(void)off;
+	if (rc == 0 && keys_parse(buf, size, &seq, &bad, &blen) < 0) {
+		sess_error(n->s,
+			   "tty/keys: '%.*s' is not a key name; nothing of "
+			   "this write was sent",
+			   (int)(blen > 80 ? 80 : blen), buf + bad);
+		rc = -EINVAL;
+	}
+	if (rc == 0)
+		rc = start(NULL, n);
+	if (rc == 0)
+		rc = tty_keys(n->s->tty, &seq);
+	free(seq.items);
+	free(seq.text);
+	return rc;
+}
+
+static const struct fops keys_ops = { .write = keys_write };
+
+static off_t output_size(const struct node *n)
+{
+	const struct tty *t = n->s->tty;
+
+	return t && t->out ? (off_t)t->out->out.size : 0;
+}
+
+static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "out", fh->r ? fh->r->out.size : 0, size,
+			off);
+}
+
+static const struct fops output_ops = { .size = output_size,
+					.open = start_open,
+					.read = output_read };
+
+static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	struct ttyfh *x = ttyfh(fh);
+	int rc = start_open(fh, n, fi);
+
+	if (rc == 0 && !x)
+		rc = -ENOMEM;
+	if (rc == 0)
+		x->base = fh->r->out.size;
+	return rc;
+}
+
+static bool try_stream(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct run *r = fh->r;
+	uint64_t at = ((struct ttyfh *)fh->priv)->base + (uint64_t)p->off;
+
+	if (r->out.size > at) {
+		fam_reply_spool(p->req, fh, "out", r->out.size, p->size,
+				(off_t)at);
+		fh->cursor = at + (r->out.size - at < p->size ?
+					   r->out.size - at :
+					   p->size);
+		return true;
+	}
+	if (run_active(r))
+		return false;
+	fh->cursor = at;
+	fuse_reply_buf(p->req, NULL, 0);
+	return true;
+}
+
+static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_read_or_park(req, fh, waiters, size, off, try_stream);
+}
+
+static bool stream_readable(const struct fh *fh)
+{
+	const struct ttyfh *x = fh->priv;
+
+	return !fh->r || !run_active(fh->r) ||
+	       fh->r->out.size > (fh->cursor > x->base ? fh->cursor : x->base);
+}
+
+static const struct fops stream_ops = { .open = stream_open,
+					.read = stream_read,
+					.readable = stream_readable,
+					.waiters = waiters };
+
+static char *screen_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+
+	if (t && t->term)
+		return term_screen(t->term, len);
+	sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static const struct fops screen_ops = { .text = screen_text,
+					.open = start_open };
+
+static char *scrollback_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+
+	if (t && t->term)
+		return term_scrollback(t->term, len);
+	sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static const struct fops scrollback_ops = { .text = scrollback_text };
+
+static char *cursor_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+	int row = 1, col = 1;
+	bool visible = true;
+
+	if (t && t->term)
+		term_cursor(t->term, &row, &col, &visible);
+	sb_addf(&b, "%d %d %s\n", row, col, visible ? "visible" : "hidden");
+	return sb_take(&b, len);
+}
+
+static const struct fops cursor_ops = { .text = cursor_text };
+
+static char *size_text(const struct node *n, size_t *len)
+{
+	const struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%d %d\n", t ? t->cols : 80, t ? t->rows : 24);
+	return sb_take(&b, len);
+}
+
+/* "COLS ROWS" (or COLSxROWS), each 1..TTY_SIZE_MAX. */
+static int parse_size(const char *p, size_t len, int *cols, int *rows)
+{
+	char buf[64], *end;
+	long c, r;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	c = strtol(buf, &end, 10);
+	if (end == buf || (*end != ' ' && *end != 'x'))
+		return -EINVAL;
+	p = end + 1;
+	r = strtol(p, &end, 10);
+	if (end == p || *end != '\0' || c < 1 || c > TTY_SIZE_MAX || r < 1 ||
+	    r > TTY_SIZE_MAX)
+		return -EINVAL;
+	*cols = (int)c;
+	*rows = (int)r;
+	return 0;
+}
+
+static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	int cols, rows;
+	size_t len;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	if (parse_size(fh->w.p, len, &cols, &rows) < 0) {
+		sess_error(n->s,
+			   "tty/size: '%.*s' is not COLS ROWS, each 1 to %d",
+			   (int)(len > 80 ? 80 : len), fh->w.p, TTY_SIZE_MAX);
+		fh->w.len = 0;
+		return -EINVAL;
+	}
+	fh->w.len = 0;
+	tty_resize(t, cols, rows);
+	return 0;
+}
+
+static const struct fops size_ops = { .text = size_text,
+				      .write = size_write };
+
+static char *title_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+	const char *title = t && t->term ? term_title(t->term) : "";
+
+	if (*title)
+		sb_addf(&b, "%s\n", title);
+	else
+		sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static const struct fops title_ops = { .text = title_text };
+
+static char *status_text(const struct node *n, size_t *len)
+{
+	return tty_status(n->s->tty, len);
+}
+
+static const struct fops status_ops = { .text = status_text };
+
+static bool is_word(const char *l, size_t len, const char *w)
+{
+	return len == strlen(w) && memcmp(l, w, len) == 0;
+}
+
+/* Checks one line written to tty/ctl, or carries it out. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
+		    bool apply)
+{
+	struct tty *t = tty_of(s);
+	struct ctl_cmd c = { .op = CTL_RESET };
+
+	(void)fh;
+	if (!t)
+		return -ENOMEM;
+	if (!is_word(line, len, "restart") &&
+	    !is_word(line, len, "clear-scrollback") &&
+	    (ctl_parse(line, len, &c) < 0 || c.op != CTL_KILL)) {
+		sess_error(s,
+			   "tty/ctl: '%.*s' is not kill [SIGNAL], restart or "
+			   "clear-scrollback; nothing of this write was done",
+			   (int)(len > 80 ? 80 : len), line);
+		return -EINVAL;
+	}
+	if (!apply)
+		return 0;
+	if (is_word(line, len, "restart"))
+		return tty_restart(t);
+	if (is_word(line, len, "clear-scrollback")) {
+		if (t->term)
+			term_clear_scrollback(t->term);
+	} else if (tty_kill(t, c.sig) == 0) {
+		sess_error(s, "tty: signal %d", c.sig);
+	}
+	return 0;
+}
+
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+
+/* "PATTERN [TIMEOUT_MS]": splits off the timeout when the last word is a
+ * number. */
+static void split_timeout(const char *p, size_t *len, uint64_t *ms)
+{
+	size_t i = *len;
+	uint64_t v = 0;
+
+	while (i > 0 && p[i - 1] >= '0' && p[i - 1] <= '9')
+		i--;
+	if (i == *len || i < 2 || p[i - 1] != ' ' || *len - i > 9)
+		return;
+	for (size_t j = i; j < *len; j++)
+		v = v * 10 + (uint64_t)(p[j] - '0');
+	*ms = v;
+	*len = i - 1;
+}
+
+/* Compiles pattern (len bytes) into re; an error line when it cannot. */
+static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
+{
+	char *z = strndup(pat, len), msg[128];
+	int rc = z ? regcomp(re, z, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
+
+	if (rc != 0) {
+		regerror(rc, re, msg, sizeof(msg));
+		sess_error(s, "tty/expect: '%.*s' is not an extended regex: %s",
+			   (int)(len > 80 ? 80 : len), pat, msg);
+	}
+	free(z);
+	return rc == 0 ? 0 : rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+}
+
+static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
+			const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	uint64_t ms = TTY_EXPECT_MS;
+	size_t len;
+	regex_t re;
+	char *pat;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	split_timeout(fh->w.p, &len, &ms);
+	rc = compile(n->s, fh->w.p, len, &re);
+	if (rc == 0)
+		regfree(&re);
+	pat = rc == 0 ? strndup(fh->w.p, len) : NULL;
+	fh->w.len = 0;
+	if (rc == 0 && !pat)
+		rc = -ENOMEM;
+	if (rc < 0)
+		return rc;
+	free(t->expect);
+	t->expect = pat;
+	t->expect_ms = ms;
+	return 0;
+}
+
+/* Answers with text (kept in fh for the reads after it). */
+static void answer_text(struct park *p, char *text, size_t len)
+{
+	struct fh *fh = p->fh;
+
+	free(fh->text);
+	fh->text = text;
+	fh->tlen = text ? len : 0;
+	fam_reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
+}
+
+static bool try_expect(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct ttyfh *x = fh->priv;
+	struct tty *t = tty_fh(fh);
+	char *line = t && t->term ? term_match(t->term, &x->re, &(size_t){ 0 }) :
+				    NULL;
+
+	if (line) {
+		answer_text(p, line, strlen(line));
+		return true;
+	}
+	if (!t || t->state != TTY_RUNNING || fh->r != t->out) {
+		fuse_reply_err(p->req, EPIPE);
+		return true;
+	}
+	if (loop_now_ms() >= x->deadline) {
+		fuse_reply_err(p->req, ETIMEDOUT);
+		return true;
+	}
+	tty_wake_at(t, x->deadline);
+	return false;
+}
+
+/* The first read takes the pattern last written and starts the timeout;
+ * it waits for a row that matches, and the reads after it read that row. */
+static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct ttyfh *x = ttyfh(fh);
+	struct tty *t = tty_fh(fh);
+	struct sess *s = sess_get(fh->sid);
+
+	if (fh->text) {
+		fam_reply_text(req, fh->text, fh->tlen, size, off);
+		return;
+	}
+	if (!x || !s) {
+		fuse_reply_err(req, x ? ENOENT : ENOMEM);
+		return;
+	}
+	if (!x->has_re) {
+		if (!t || !t->expect) {
+			sess_error(s, "tty/expect: write a pattern first");
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		if (compile(s, t->expect, strlen(t->expect), &x->re) < 0) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		x->has_re = true;
+		x->deadline = loop_now_ms() + (int64_t)t->expect_ms;
+		fh_set_run(fh, t->out);
+	}
+	fam_read_or_park(req, fh, waiters, size, off, try_expect);
+}
+
+static const struct fops expect_ops = { .write = expect_write,
+					.read = expect_read };
+
+static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	unsigned long long ms;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+	if (rc < 0 || ms > 3600000) {
+		sess_error(n->s,
+			   "tty/quiet: '%.*s' is not a number of milliseconds "
+			   "(at most 3600000)",
+			   (int)fam_value_len(&fh->w), fh->w.p);
+		fh->w.len = 0;
+		return -EINVAL;
+	}
+	fh->w.len = 0;
+	t->quiet_ms = ms;
+	return 0;
+}
+
+static bool try_quiet(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct tty *t = tty_fh(fh);
+	size_t len = 0;
+	int64_t at;
+
+	if (!t || !t->term) {
+		answer_text(p, strdup(""), 0);
+		return true;
+	}
+	at = t->last_out_ms + (int64_t)t->quiet_ms;
+	if (t->state == TTY_RUNNING && fh->r == t->out && loop_now_ms() < at) {
+		tty_wake_at(t, at);
+		return false;
+	}
+	answer_text(p, term_screen(t->term, &len), len);
+	return true;
+}
+
+static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct tty *t = tty_fh(fh);
+
+	if (fh->text && off > 0) {
+		fam_reply_text(req, fh->text, fh->tlen, size, off);
+		return;
+	}
+	if (t && fh->r != t->out)
+		fh_set_run(fh, t->out);
+	fam_read_or_park(req, fh, waiters, size, off, try_quiet);
+}
+
+static const struct fops quiet_ops = { .write = quiet_write,
+				       .read = quiet_read };
+
+static off_t cast_size(const struct node *n)
+{
+	(void)n;
+	return 0; /* made when read */
+}
+
+static char *cast_text_of(const struct node *n, size_t *len)
+{
+	return tty_cast_text(n->s->tty, len);
+}
+
+static const struct fops cast_ops = { .size = cast_size,
+				      .text = cast_text_of };
+
+static const struct fent tty_tab[] = {
+	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR },
+	{ "keys", FT_TTYKEYS, FENT_WO, &keys_ops, 0, HOME_DIR },
+	{ "output", FT_TTYOUTPUT, FENT_RO, &output_ops, 0, HOME_DIR },
+	{ "stream", FT_TTYSTREAM, FENT_RO, &stream_ops, 0, HOME_DIR },
+	{ "screen", FT_TTYSCREEN, FENT_RO, &screen_ops, 0, HOME_DIR },
+	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &scrollback_ops, 0,
+	  HOME_DIR },
+	{ "cursor", FT_TTYCURSOR, FENT_RO, &cursor_ops, 0, HOME_DIR },
+	{ "size", FT_TTYSIZE, FENT_RW, &size_ops, 0, HOME_DIR },
+	{ "title", FT_TTYTITLE, FENT_RO, &title_ops, 0, HOME_DIR },
+	{ "status", FT_TTYSTATUS, FENT_RO, &status_ops, 0, HOME_DIR },
+	{ "ctl", FT_TTYCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "expect", FT_TTYEXPECT, FENT_RW, &expect_ops, 0, HOME_DIR },
+	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR },
+	{ "recording.cast", FT_TTYCAST, FENT_RO, &cast_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+const struct fops fam_tty_ops = { .tab = tty_tab };
