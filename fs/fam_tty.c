@@ -127,8 +127,7 @@ static off_t output_size(const struct node *n)
 
 static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_reply_spool(req, fh, "out", fh->r ? fh->r->out.size : 0, size,
-			off);
+	fam_reply_spool(req, fh, "out", fh->r ? fh->r->out.size : 0, size, off);
 }
 
 static const struct fops output_ops = { .size = output_size,
@@ -156,9 +155,9 @@ static bool try_stream(struct park *p)
 	if (r->out.size > at) {
 		fam_reply_spool(p->req, fh, "out", r->out.size, p->size,
 				(off_t)at);
-		fh->cursor = at + (r->out.size - at < p->size ?
-					   r->out.size - at :
-					   p->size);
+		fh->cursor =
+			at + (r->out.size - at < p->size ? r->out.size - at :
+							   p->size);
 		return true;
 	}
 	if (run_active(r))
@@ -285,8 +284,7 @@ static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
 	return 0;
 }
 
-static const struct fops size_ops = { .text = size_text,
-				      .write = size_write };
+static const struct fops size_ops = { .text = size_text, .write = size_write };
 
 static char *title_text(const struct node *n, size_t *len)
 {
@@ -428,8 +426,9 @@ static bool try_expect(struct park *p)
 	struct fh *fh = p->fh;
 	struct ttyfh *x = fh->priv;
 	struct tty *t = tty_fh(fh);
-	char *line = t && t->term ? term_match(t->term, &x->re, &(size_t){ 0 }) :
-				    NULL;
+	char *line = t && t->term ?
+			     term_match(t->term, &x->re, &(size_t){ 0 }) :
+			     NULL;
 
 	if (line) {
 		answer_text(p, line, strlen(line));
@@ -511,31 +510,43 @@ static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 static bool try_quiet(struct park *p)
 {
 	struct fh *fh = p->fh;
+	struct ttyfh *x = fh->priv;
 	struct tty *t = tty_fh(fh);
 	size_t len = 0;
 	int64_t at;
+	char *text;
 
 	if (!t || !t->term) {
 		answer_text(p, strdup(""), 0);
 		return true;
 	}
-	at = t->last_out_ms + (int64_t)t->quiet_ms;
+	/* quiet counts from the read too: keys just written may not have
+	 * been echoed yet */
+	at = (t->last_out_ms > x->deadline ? t->last_out_ms : x->deadline) +
+	     (int64_t)t->quiet_ms;
 	if (t->state == TTY_RUNNING && fh->r == t->out && loop_now_ms() < at) {
 		tty_wake_at(t, at);
 		return false;
 	}
-	answer_text(p, term_screen(t->term, &len), len);
+	text = term_screen(t->term, &len);
+	answer_text(p, text, len);
 	return true;
 }
 
 static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
+	struct ttyfh *x = ttyfh(fh);
 	struct tty *t = tty_fh(fh);
 
 	if (fh->text && off > 0) {
 		fam_reply_text(req, fh->text, fh->tlen, size, off);
 		return;
 	}
+	if (!x) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	x->deadline = loop_now_ms(); /* here: when the read began */
 	if (t && fh->r != t->out)
 		fh_set_run(fh, t->out);
 	fam_read_or_park(req, fh, waiters, size, off, try_quiet);
@@ -555,8 +566,7 @@ static char *cast_text_of(const struct node *n, size_t *len)
 	return tty_cast_text(n->s->tty, len);
 }
 
-static const struct fops cast_ops = { .size = cast_size,
-				      .text = cast_text_of };
+static const struct fops cast_ops = { .size = cast_size, .text = cast_text_of };
 
 static const struct fent tty_tab[] = {
 	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR },

@@ -128,7 +128,8 @@ char *cast_text(const struct cast *c, int out_fd, uint64_t out_size,
 
 	sb_addf(&b,
 		"{\"version\": 2, \"width\": %d, \"height\": %d, "
-		"\"timestamp\": %lld, \"env\": {\"TERM\": \"xterm-256color\"}}\n",
+		"\"timestamp\": %lld, \"env\": {\"TERM\": "
+		"\"xterm-256color\"}}\n",
 		c->cols, c->rows, (long long)c->wall_s);
 	for (uint64_t i = 0; c->fd >= 0 && i < c->n; i++) {
 		double t;
@@ -144,7 +145,8 @@ char *cast_text(const struct cast *c, int out_fd, uint64_t out_size,
 				r.rows);
 	}
 	if (carry.len) {
-		sb_addf(&b, "[%.6f, \"o\", ", (double)(now_us() - c->start_us) / 1e6);
+		sb_addf(&b, "[%.6f, \"o\", ",
+			(double)(now_us() - c->start_us) / 1e6);
 		run_json_string(&b, carry.p, carry.len);
 		sb_add(&b, "]\n", 2);
 	}

@@ -10,29 +10,40 @@
 
 static const struct {
 	const char *name;
-	int key;  /* a VTermKey, or 0 for a character */
-	int ch;	  /* that character */
+	int key; /* a VTermKey, or 0 for a character */
+	int ch;	 /* that character */
 } names[] = {
-	{ "Enter", VTERM_KEY_ENTER, 0 },     { "Tab", VTERM_KEY_TAB, 0 },
-	{ "Esc", VTERM_KEY_ESCAPE, 0 },	     { "Escape", VTERM_KEY_ESCAPE, 0 },
-	{ "BSpace", VTERM_KEY_BACKSPACE, 0 }, { "Space", 0, ' ' },
-	{ "Up", VTERM_KEY_UP, 0 },	     { "Down", VTERM_KEY_DOWN, 0 },
-	{ "Left", VTERM_KEY_LEFT, 0 },	     { "Right", VTERM_KEY_RIGHT, 0 },
-	{ "Home", VTERM_KEY_HOME, 0 },	     { "End", VTERM_KEY_END, 0 },
-	{ "PgUp", VTERM_KEY_PAGEUP, 0 },     { "PPage", VTERM_KEY_PAGEUP, 0 },
-	{ "PgDn", VTERM_KEY_PAGEDOWN, 0 },   { "NPage", VTERM_KEY_PAGEDOWN, 0 },
-	{ "Delete", VTERM_KEY_DEL, 0 },	     { "DC", VTERM_KEY_DEL, 0 },
-	{ "Insert", VTERM_KEY_INS, 0 },	     { "IC", VTERM_KEY_INS, 0 },
+	{ "Enter", VTERM_KEY_ENTER, 0 },
+	{ "Tab", VTERM_KEY_TAB, 0 },
+	{ "Esc", VTERM_KEY_ESCAPE, 0 },
+	{ "Escape", VTERM_KEY_ESCAPE, 0 },
+	{ "BSpace", VTERM_KEY_BACKSPACE, 0 },
+	{ "Space", 0, ' ' },
+	{ "Up", VTERM_KEY_UP, 0 },
+	{ "Down", VTERM_KEY_DOWN, 0 },
+	{ "Left", VTERM_KEY_LEFT, 0 },
+	{ "Right", VTERM_KEY_RIGHT, 0 },
+	{ "Home", VTERM_KEY_HOME, 0 },
+	{ "End", VTERM_KEY_END, 0 },
+	{ "PgUp", VTERM_KEY_PAGEUP, 0 },
+	{ "PPage", VTERM_KEY_PAGEUP, 0 },
+	{ "PgDn", VTERM_KEY_PAGEDOWN, 0 },
+	{ "NPage", VTERM_KEY_PAGEDOWN, 0 },
+	{ "Delete", VTERM_KEY_DEL, 0 },
+	{ "DC", VTERM_KEY_DEL, 0 },
+	{ "Insert", VTERM_KEY_INS, 0 },
+	{ "IC", VTERM_KEY_INS, 0 },
 };
 
 /* The length of the UTF-8 character at s (at most len bytes), or 0 when
  * it is not one whole character. */
 static size_t utf8_char(const unsigned char *s, size_t len, int *cp)
 {
-	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 :
-		   (s[0] & 0xf0) == 0xe0		     ? 3 :
-		   (s[0] & 0xf8) == 0xf0		     ? 4 :
-							       0;
+	size_t n = s[0] < 0x80		 ? 1 :
+		   (s[0] & 0xe0) == 0xc0 ? 2 :
+		   (s[0] & 0xf0) == 0xe0 ? 3 :
+		   (s[0] & 0xf8) == 0xf0 ? 4 :
+					   0;
 	int v = n == 1 ? s[0] : s[0] & (0x7f >> n);
 
 	if (n == 0 || n > len)
@@ -122,8 +133,8 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int keys_parse(const char *s, size_t len, struct keys_seq *seq,
-	       size_t *bad_off, size_t *bad_len)
+int keys_parse(const char *s, size_t len, struct keys_seq *seq, size_t *bad_off,
+	       size_t *bad_len)
 {
 	size_t i = 0, start;
 	int rc = 0;

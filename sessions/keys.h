@@ -39,7 +39,7 @@ struct keys_seq {
  * items and text must have room for len + 1 entries and bytes. Returns 0,
  * or -EINVAL with the offending token at s[*bad_off..*bad_off+*bad_len)
  * and nothing in seq to send. */
-int keys_parse(const char *s, size_t len, struct keys_seq *seq,
-	       size_t *bad_off, size_t *bad_len);
+int keys_parse(const char *s, size_t len, struct keys_seq *seq, size_t *bad_off,
+	       size_t *bad_len);
 
 #endif

@@ -62,7 +62,7 @@ struct run {
 	/* Background processes (procs/NAME) are runs started apart from the
 	 * shell; these fields are theirs. */
 	bool is_proc;
-	bool is_tty; /* a terminal's output (tty.c): never queued */
+	bool is_tty;	       /* a terminal's output (tty.c): never queued */
 	struct contain cg;     /* the process's own cgroup */
 	bool want_stdin;       /* stdin was opened for writing before start */
 	struct strbuf stdin_q; /* bytes not yet taken by the process */

@@ -74,8 +74,9 @@ static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
 
 		if (cell->chars[0] == 0)
 			buf[n++] = ' ';
-		for (int i = 0; i < VTERM_MAX_CHARS_PER_CELL &&
-				cell->chars[i] && cell->chars[i] != (uint32_t)-1;
+		for (int i = 0;
+		     i < VTERM_MAX_CHARS_PER_CELL && cell->chars[i] &&
+		     cell->chars[i] != (uint32_t)-1;
 		     i++)
 			n += put_utf8(buf + n, cell->chars[i]);
 		if (cell->width == 2)

@@ -342,8 +342,8 @@ int tty_start(struct tty *t)
 	}
 	t->state = TTY_RUNNING;
 	t->last_out_ms = loop_now_ms();
-	log_msg(LOG_INFO, "session %s: tty started, pid %ld, %dx%d",
-		t->s->name, (long)t->pid, t->cols, t->rows);
+	log_msg(LOG_INFO, "session %s: tty started, pid %ld, %dx%d", t->s->name,
+		(long)t->pid, t->cols, t->rows);
 	changed(t);
 	return 0;
 }
@@ -354,7 +354,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 
 	t->cg.leader = 0;
 	t->pid = 0;
-	drain(t); /* what it printed last */
+	drain(t);	 /* what it printed last */
 	close_master(t); /* hangs up what it left behind */
 	if (t->has_cg)
 		contain_kill(&t->cg);

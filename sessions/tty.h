@@ -45,8 +45,8 @@ struct tty {
 	struct reap_watch reap;
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
 	uint64_t quiet_ms;
-	char *expect;	    /* the pattern for the next read of expect */
-	uint64_t expect_ms; /* and its timeout */
+	char *expect;		 /* the pattern for the next read of expect */
+	uint64_t expect_ms;	 /* and its timeout */
 	struct loop_timer wake;	 /* a waiter's deadline */
 	struct loop_timer grace; /* a kill's escalation to KILL */
 	bool restart;		 /* start anew once the shell is reaped */
