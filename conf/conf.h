@@ -19,14 +19,17 @@ struct conf {
 	uint64_t max_sessions_per_user; /* of a user other than the mounter */
 	uint64_t max_procs_per_session;
 	uint64_t max_command_bytes;
-	uint64_t max_output_bytes;     /* per stream of a run; 0: no limit */
-	uint64_t max_spool_bytes;      /* all output kept; 0: half of the
+	uint64_t max_output_bytes;  /* per stream of a run; 0: no limit */
+	uint64_t max_spool_bytes;   /* all output kept; 0: half of the
 				     * runtime_dir filesystem */
-	uint64_t json_output_bytes;    /* stdout/stderr kept in result.json */
-	uint64_t history;	       /* numbered runs kept per session */
-	uint64_t shell_spin_us;	       /* a shell polls this long after a run */
-	uint64_t tty_scrollback_lines; /* kept by a terminal (tty/) */
+	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
+	uint64_t history;	    /* numbered runs kept per session */
+	uint64_t shell_spin_us;	    /* a shell polls this long after a run */
+
+	/* a session's terminal (tty/) */
+	uint64_t tty_scrollback_lines; /* lines of scrollback it keeps */
 	bool tty_rc;		       /* its bash reads its rc files */
+
 	bool default_session;
 	int log_level; /* syslog level */
 	char **env;    /* "NAME=value" every session starts with */
