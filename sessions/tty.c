@@ -28,7 +28,7 @@
 #include "sess.h"
 #include "tty.h"
 
-static char iobuf[1 << 16];
+static char iobuf[4096]; /* what one read of a PTY gives at most */
 
 struct tty *tty_of(struct sess *s)
 {
@@ -95,13 +95,15 @@ static void printed(struct tty *t, const char *buf, size_t n)
 	t->last_out_ms = loop_now_ms();
 }
 
-/* Reads what the PTY holds (a bounded amount per wakeup, so that a
- * flood does not starve the other requests). */
+/* Reads what the PTY holds, a bounded amount per wakeup: libvterm takes
+ * about 80 ns a byte here, so 64 KiB is some 5 ms of the loop, and a
+ * flood does not hold up the other requests for longer. */
+#define DRAIN_READS 16
 static void drain(struct tty *t)
 {
 	bool any = false;
 
-	for (int i = 0; i < 64 && t->master.fd >= 0; i++) {
+	for (int i = 0; i < DRAIN_READS && t->master.fd >= 0; i++) {
 		ssize_t n = read(t->master.fd, iobuf, sizeof(iobuf));
 
 		if (n > 0) {

@@ -8,7 +8,8 @@
 # against a spawn, pexpect and a bash on pipes), sessions_1000 (making
 # 1000 sessions, their memory, the tree with a reader blocked on each)
 # and stream_latency (a printed byte reaching a reader of stream, against
-# a pipe).
+# a pipe), and tty (a session's terminal: cat of 100 MiB, reads of its
+# screen, a key to its echo, against script(1) and a PTY of its own).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -22,7 +23,8 @@
 # SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N and
-# STREAM_LATENCY_N_IDLE change the sizes.
+# STREAM_LATENCY_N_IDLE, TTY_MIB, TTY_SCREEN_N and TTY_KEY_N change the
+# sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -33,7 +35,7 @@ if [ $# -lt 1 ]; then
 fi
 build=$(cd "$1" && pwd) || exit 2
 shift
-all="exec_latency throughput parked idle_latency sessions_1000 stream_latency"
+all="exec_latency throughput parked idle_latency sessions_1000 stream_latency tty"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -166,6 +168,7 @@ fi
 bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
+bench tty 600 python3 -Bu "$here/tty.py" "$mnt" "$pid"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
