@@ -26,6 +26,8 @@ const char fsn_readme[] =
 	"    error               recent refusals, one line each\n"
 	"    runs/N/             the history of runs; runs/latest is the "
 	"newest\n"
+	"    tty/                the session's terminal: write input or keys,\n"
+	"                        read screen, expect (a regex) or quiet\n"
 	"  health metrics        counts for probes and scrapers (metrics in\n"
 	"                        the Prometheus text format)\n"
 	"\n"
