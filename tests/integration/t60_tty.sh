@@ -292,10 +292,21 @@ check "ctl kill KILL" sfs_write "$S2/tty/ctl" $'kill KILL\n'
 sfs_until 5 test "$(status_val state "$S2/tty")" = exited
 assert_eq "exited 9" "$(status_val state "$S2/tty") $(status_val signal "$S2/tty")" "kill KILL: exited, signal 9"
 assert_write_errno EINVAL "ctl: a bad line is EINVAL" "$S2/tty/ctl" $'bogus\n'
+type_line 'echo "sec""ond-start"' "$S2/tty"
+assert_expect "a write to input starts it again" '^second-start$' 8000 "$S2/tty"
+T2C=$(status_val pid "$S2/tty")
+t0=$(now_ms)
+check "root ctl killall" sfs_write "$MNT/ctl" $'killall\n' 10
+assert_eq exited "$(status_val state "$S2/tty")" "killall ends the terminal too"
+assert_lt $(($(now_ms) - t0)) 2000 "killall returns at once (HUP ends bash -i)" " ms"
+assert_true "killall: its shell is gone" "pid $T2C" sfs_wait_gone "${T2C:-0}" 1
+
+assert_eq exited "$(status_val state)" "killall ends every session's terminal"
 
 # 19. rmdir ends the terminal and what it started
 type_line 'sleep 300 &'
 sync_tty "a background sleep in the terminal"
+TPID=$(status_val pid)
 BG=$(pgrep -P "$TPID" -x sleep | head -1)
 assert_true "the background sleep runs" "none" test -n "$BG"
 t0=$(now_ms)
