@@ -53,6 +53,11 @@ static size_t utf8_char(const unsigned char *s, size_t len, int *cp)
 			return 0;
 		v = v << 6 | (s[i] & 0x3f);
 	}
+	/* the shortest form of a code point of Unicode, not a surrogate */
+	if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) ||
+	    (n == 4 && v < 0x10000) || v > 0x10ffff ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
 	*cp = v;
 	return n;
 }
@@ -96,7 +101,7 @@ static int parse_key(const char *t, size_t len, struct keys_item *it)
 	if ((it->code = function_key(t, len)))
 		return 0;
 	if (utf8_char((const unsigned char *)t, len, &cp) != len || cp < 0x20 ||
-	    cp == 0x7f)
+	    (cp >= 0x7f && cp < 0xa0))
 		return -EINVAL;
 	it->kind = KEYS_CHAR;
 	it->code = cp;

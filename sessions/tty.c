@@ -69,9 +69,9 @@ static void flush_queue(struct tty *t)
 		memmove(t->wq.p, t->wq.p + n, t->wq.len - (size_t)n);
 		t->wq.len -= (size_t)n;
 	}
-	if (n < 0 && errno != EAGAIN && errno != EINTR)
+	if ((n < 0 && errno != EAGAIN && errno != EINTR) || !t->watched)
 		t->wq.len = 0; /* EIO: nobody reads the terminal any more */
-	if (t->master.fd >= 0)
+	if (t->watched)
 		loop_mod(&t->master, EPOLLIN | (t->wq.len ? EPOLLOUT : 0));
 }
 
@@ -113,8 +113,13 @@ static void drain(struct tty *t)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		/* EIO: no process has the terminal open any more */
-		loop_mod(&t->master, 0);
+		/* EIO: no process has the terminal open any more. epoll
+		 * would report the hangup without end: the master is no
+		 * longer watched (it is kept open until the shell is
+		 * reaped, which reads it once more). */
+		if (t->watched)
+			loop_del(&t->master);
+		t->watched = false;
 		break;
 	}
 	if (any)
@@ -135,7 +140,9 @@ static void close_master(struct tty *t)
 {
 	if (t->master.fd < 0)
 		return;
-	loop_del(&t->master);
+	if (t->watched)
+		loop_del(&t->master);
+	t->watched = false;
 	close(t->master.fd);
 	t->master.fd = -1;
 	t->wq.len = 0;
@@ -333,6 +340,7 @@ int tty_start(struct tty *t)
 		close(slave);
 	if (rc == 0)
 		rc = loop_add(&t->master, EPOLLIN);
+	t->watched = rc == 0;
 	if (rc < 0) {
 		close_master(t);
 		sess_error(t->s, "tty: cannot start: %s", strerror(-rc));

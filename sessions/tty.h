@@ -41,6 +41,7 @@ struct tty {
 	struct contain cg;
 	bool has_cg;
 	struct loop_watch master; /* fd -1 when none */
+	bool watched;		  /* master in the loop (not after a hangup) */
 	struct strbuf wq;	  /* bytes the PTY has not taken yet */
 	struct reap_watch reap;
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */

@@ -5,7 +5,7 @@
 # harness crashes or breaks an invariant, and says where the input is.
 # Not part of tests/run.sh.
 #
-# Usage: tests/fuzz.sh [NAME...]   (names: ctl names env export frame conf)
+# Usage: tests/fuzz.sh [NAME...]   (names: ctl names env export frame conf keys)
 #   FUZZ_SECONDS  time per harness (default 30)
 #   FUZZ_BUILD    build directory (default build-fuzz)
 #   FUZZ_COVERAGE=1  then replays every corpus in a build with clang's
@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 seconds=${FUZZ_SECONDS:-30}
 dir=${FUZZ_BUILD:-build-fuzz}
-all=(ctl names env export frame conf)
+all=(ctl names env export frame conf keys)
 [ $# -gt 0 ] && all=("$@")
 
 # Whether clang links a fuzzer (its libFuzzer runtime is installed).
@@ -119,7 +119,7 @@ llvm-profdata merge -sparse -o "$cov/profiles/all.profdata" \
 	"$cov"/profiles/*.profraw
 echo "== coverage by the corpora (lines, branches)"
 llvm-cov report "${objects[@]:1}" -instr-profile="$cov/profiles/all.profdata" |
-	awk '$1 ~ /^(sessions|conf)\/(ctl|names|envmap|shell|load)\.c$/ {
+	awk '$1 ~ /^(sessions|conf)\/(ctl|names|envmap|shell|load|keys)\.c$/ {
 		printf "%-20s lines %7s  branches %7s\n", $1, $10, $13 }'
 # shell.c is mostly spawning: its parser alone
 if [[ " ${all[*]} " == *" frame "* ]]; then

@@ -217,7 +217,9 @@ assert_true "quiet gives the screen with the last line" "$(sfs_show "$SFS_TMP/qu
 N=$(stat -c %s "$T/output")
 timeout 20 cat "$T/stream" >"$SFS_TMP/stream.txt" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 SP=$!
-sfs_until 5 test -s "$SFS_TMP/stream.txt" -o -d /proc/$SP
+# the marker comes once cat has stream open
+stream_open() { ls -l "/proc/$SP/fd" 2>/dev/null | grep -q 'tty/stream$'; }
+sfs_until 5 stream_open
 type_line 'echo "off""set-mark"'
 assert_expect "the marker is on the screen" '^offset-mark$'
 python3 - "$T/output" "$N" >"$SFS_TMP/off.txt" <<'EOF'

@@ -154,8 +154,12 @@ START_TEST(unknown_names)
 	ck_assert_int_eq(parse("ab"), -EINVAL);
 	ck_assert_int_eq(parse("\x7f"), -EINVAL);
 	ck_assert_int_eq(parse("\x01"), -EINVAL);
-	ck_assert_int_eq(parse("\xc3"), -EINVAL);     /* a cut character */
-	ck_assert_int_eq(parse("\xc3\x28"), -EINVAL); /* not UTF-8 */
+	ck_assert_int_eq(parse("\xc3"), -EINVAL);	  /* a cut character */
+	ck_assert_int_eq(parse("\xc3\x28"), -EINVAL);	  /* not UTF-8 */
+	ck_assert_int_eq(parse("\xc1\xa1"), -EINVAL);	  /* overlong 'a' */
+	ck_assert_int_eq(parse("\xed\xa0\x80"), -EINVAL); /* a surrogate */
+	ck_assert_int_eq(parse("\xf4\x90\x80\x80"), -EINVAL); /* > U+10FFFF */
+	ck_assert_int_eq(parse("\xc2\x85"), -EINVAL);	      /* C1 control */
 }
 END_TEST
 
