@@ -76,6 +76,30 @@ static struct list *waiters(struct fh *fh)
 	return &fh->r->waiters;
 }
 
+/* For a poll of expect or quiet before a read: the file follows the
+ * terminal's output from then (a file that follows an older one is
+ * readable: its reads answer at once). */
+static struct list *poll_waiters(struct fh *fh)
+{
+	struct tty *t = tty_fh(fh);
+
+	if (!fh->r && t && t->out)
+		fh_set_run(fh, t->out);
+	return &fh->r->waiters;
+}
+
+/* Whether a read of expect or quiet waits on fh's terminal: it runs and
+ * fh follows its output (or will). */
+static struct tty *waits_on(const struct fh *fh)
+{
+	struct tty *t = tty_fh(fh);
+
+	if (!t || !t->term || !t->out || t->state != TTY_RUNNING ||
+	    (fh->r && fh->r != t->out) || fh->text)
+		return NULL;
+	return t;
+}
+
 static int input_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
 {
@@ -446,41 +470,63 @@ static bool try_expect(struct park *p)
 	return false;
 }
 
-/* The first read takes the pattern last written and starts the timeout;
- * it waits for a row that matches, and the reads after it read that row. */
-static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+/* An open for reading takes the pattern last written and starts its
+ * timeout (so that poll works before the first read). */
+static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
 	struct ttyfh *x = ttyfh(fh);
-	struct tty *t = tty_fh(fh);
-	struct sess *s = sess_get(fh->sid);
+	struct tty *t = n->s->tty;
 
-	if (fh->text) {
+	if (!x)
+		return -ENOMEM;
+	if ((fi->flags & O_ACCMODE) == O_WRONLY || !t || !t->expect)
+		return 0;
+	if (compile(n->s, t->expect, strlen(t->expect), &x->re) < 0)
+		return -EINVAL;
+	x->has_re = true;
+	x->deadline = loop_now_ms() + (int64_t)t->expect_ms;
+	fh_set_run(fh, t->out);
+	return 0;
+}
+
+/* Waits for a row that matches; the reads after it read that row. With
+ * no pattern written before the open: EINVAL (and no error line: a
+ * reader such as grep -r changes nothing). */
+static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	const struct ttyfh *x = fh->priv;
+
+	if (fh->text)
 		fam_reply_text(req, fh->text, fh->tlen, size, off);
-		return;
-	}
-	if (!x || !s) {
-		fuse_reply_err(req, x ? ENOENT : ENOMEM);
-		return;
-	}
-	if (!x->has_re) {
-		if (!t || !t->expect) {
-			sess_error(s, "tty/expect: write a pattern first");
-			fuse_reply_err(req, EINVAL);
-			return;
-		}
-		if (compile(s, t->expect, strlen(t->expect), &x->re) < 0) {
-			fuse_reply_err(req, EINVAL);
-			return;
-		}
-		x->has_re = true;
-		x->deadline = loop_now_ms() + (int64_t)t->expect_ms;
-		fh_set_run(fh, t->out);
-	}
-	fam_read_or_park(req, fh, waiters, size, off, try_expect);
+	else if (!x || !x->has_re)
+		fuse_reply_err(req, EINVAL);
+	else
+		fam_read_or_park(req, fh, waiters, size, off, try_expect);
+}
+
+/* poll: a match or the timeout. */
+static bool expect_readable(const struct fh *fh)
+{
+	const struct ttyfh *x = fh->priv;
+	struct tty *t = waits_on(fh);
+	size_t len;
+	char *line;
+
+	if (!t || !x || !x->has_re)
+		return true;
+	line = term_match(t->term, &x->re, &len);
+	free(line);
+	if (line || loop_now_ms() >= x->deadline)
+		return true;
+	tty_wake_at(t, x->deadline);
+	return false;
 }
 
 static const struct fops expect_ops = { .write = expect_write,
-					.read = expect_read };
+					.open = expect_open,
+					.read = expect_read,
+					.readable = expect_readable,
+					.waiters = poll_waiters };
 
 static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
@@ -552,8 +598,25 @@ static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 	fam_read_or_park(req, fh, waiters, size, off, try_quiet);
 }
 
+/* poll: nothing printed for quiet ms. */
+static bool quiet_readable(const struct fh *fh)
+{
+	struct tty *t = waits_on(fh);
+	int64_t at;
+
+	if (!t)
+		return true;
+	at = t->last_out_ms + (int64_t)t->quiet_ms;
+	if (loop_now_ms() >= at)
+		return true;
+	tty_wake_at(t, at);
+	return false;
+}
+
 static const struct fops quiet_ops = { .write = quiet_write,
-				       .read = quiet_read };
+				       .read = quiet_read,
+				       .readable = quiet_readable,
+				       .waiters = poll_waiters };
 
 static off_t cast_size(const struct node *n)
 {

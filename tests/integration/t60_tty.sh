@@ -238,6 +238,32 @@ assert_true "stream follows the output" "$(sfs_show "$SFS_TMP/stream.txt")" grep
 assert_true "stream starts at its open" "$(sfs_show "$SFS_TMP/stream.txt")" \
 	bash -c '! grep -q "ready-42" "$1"' _ "$SFS_TMP/stream.txt"
 
+# poll: stream is not readable until output comes; expect once a row
+# matches; quiet once the output stops
+res=$(timeout 20 python3 - "$T" <<'EOF'
+import os, select, sys
+t = sys.argv[1]
+def readable(fd, ms):
+    p = select.poll()
+    p.register(fd, select.POLLIN)
+    return bool(p.poll(ms))
+fd = os.open(t + "/stream", os.O_RDONLY)
+out = ["idle" if not readable(fd, 300) else "busy"]
+with open(t + "/input", "w") as f:
+    f.write('echo "po""ll-mark"\n')
+out.append("stream" if readable(fd, 5000) else "nostream")
+with open(t + "/expect", "w") as f:
+    f.write("^poll-mark$ 5000\n")
+e = os.open(t + "/expect", os.O_RDONLY)
+out.append("expect" if readable(e, 5000) else "noexpect")
+out.append(os.read(e, 100).decode().strip())
+q = os.open(t + "/quiet", os.O_RDONLY)
+out.append("quiet" if readable(q, 5000) else "noquiet")
+print(" ".join(out))
+EOF
+)
+assert_eq "idle stream expect poll-mark quiet" "$res" "poll: stream, expect and quiet"
+
 # 15. recording.cast
 timeout 10 cat "$T/output" >"$SFS_TMP/out.bin"
 timeout 10 cat "$T/recording.cast" >"$SFS_TMP/rec.cast"
