@@ -50,17 +50,20 @@ static struct tty *tty_fh(const struct fh *fh)
 	return s ? s->tty : NULL;
 }
 
-/* Starts the terminal of n's session unless it runs; fh follows its
- * output. */
+/* Starts the terminal of n's session unless it runs (a write to input
+ * or keys), or (a read: fh) unless it ever started, so that the output
+ * of a shell that exited stays readable until a write starts anew; fh
+ * follows its output. */
 static int start(struct fh *fh, struct node *n)
 {
 	struct tty *t = tty_of(n->s);
-	int rc;
+	int rc = 0;
 
 	if (!t)
 		return -ENOMEM;
-	rc = tty_start(t);
-	if (rc == 0 && fh)
+	if (!fh || t->state == TTY_NONE)
+		rc = tty_start(t);
+	if (rc == 0 && fh && t->out)
 		fh_set_run(fh, t->out);
 	return rc;
 }
@@ -163,8 +166,8 @@ static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	struct ttyfh *x = ttyfh(fh);
 	int rc = start_open(fh, n, fi);
 
-	if (rc == 0 && !x)
-		rc = -ENOMEM;
+	if (rc == 0 && (!x || !fh->r))
+		rc = x ? -EIO : -ENOMEM;
 	if (rc == 0)
 		x->base = fh->r->out.size;
 	return rc;

@@ -312,6 +312,9 @@ type_line 'exit 3' "$S2/tty"
 sfs_until 5 test "$(status_val state "$S2/tty")" = exited
 assert_eq "exited 3" "$(status_val state "$S2/tty") $(status_val exit "$S2/tty")" "exit 3: status exited, exit 3"
 assert_true "its shell is gone" "pid $T2PID" sfs_wait_gone "$T2PID" 2
+assert_file_match "$S2/tty/output" 'two-only' "the output of an exited shell stays readable"
+assert_file_match "$S2/tty/screen" '^two-only$' "so does its screen"
+assert_eq "exited" "$(status_val state "$S2/tty")" "reading them starts no new shell"
 check "ctl restart" sfs_write "$S2/tty/ctl" $'restart\n'
 assert_eq running "$(status_val state "$S2/tty")" "restart: running again"
 T2B=$(status_val pid "$S2/tty")
