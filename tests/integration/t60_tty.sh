@@ -76,7 +76,7 @@ sync_tty() {
 
 # 1. nothing starts it but its use
 assert_eq "input keys output stream screen scrollback cursor size title status ctl expect quiet recording.cast" \
-	"$(ls -U "$T" | tr '\n' ' ' | sed 's/ $//')" "ls tty/ lists its files in order"
+	"$(find "$T" -mindepth 1 -printf '%f ' | sed 's/ $//')" "ls tty/ lists its files in order"
 stat "$T"/* >/dev/null 2>&1
 assert_eq "none 0" "$(status_val state) $(status_val pid)" "ls, stat and status start nothing"
 assert_eq "80 24" "$(timeout 5 cat "$T/size")" "size is 80x24 before the start"
@@ -91,7 +91,7 @@ assert_true "status: a pid" "pid '$TPID'" test -n "$TPID" -a -d "/proc/$TPID"
 assert_file_match "$T/cursor" '^[0-9]+ [0-9]+ visible$' "cursor is ROW COL visible"
 
 # the terminal's shell: a tty on 0-2, nothing of the daemon's
-fds=$(ls -l "/proc/$TPID/fd" 2>/dev/null | awk 'NR > 1 { print $NF }' | sort -u | tr '\n' ' ')
+fds=$(find "/proc/$TPID/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | sort -u | tr '\n' ' ')
 case $fds in
 *fuse* | *socket* | *pipe* | *ptmx*) fail "the shell holds no daemon descriptor" "$fds" ;;
 *) pass "the shell holds no daemon descriptor ($fds)" ;;
@@ -218,7 +218,7 @@ N=$(stat -c %s "$T/output")
 timeout 20 cat "$T/stream" >"$SFS_TMP/stream.txt" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 SP=$!
 # the marker comes once cat has stream open
-stream_open() { ls -l "/proc/$SP/fd" 2>/dev/null | grep -q 'tty/stream$'; }
+stream_open() { find "/proc/$SP/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep -q 'tty/stream$'; }
 sfs_until 5 stream_open
 type_line 'echo "off""set-mark"'
 assert_expect "the marker is on the screen" '^offset-mark$'
