@@ -5,14 +5,17 @@
 # python3 REPL (1+41 shows 42); vim edits a file (i, text, Esc, :wq);
 # less of a 1000-line file, PgDn and q (the alternate screen on and off in
 # status); top left with q; C-c ends a sleep; a resize seen by stty size
-# and tput cols; UTF-8, wide characters and 256-colour escapes leave the
+# and tput cols; title (OSC 0), a hidden cursor, scrollback and its
+# clearing; UTF-8, wide characters and 256-colour escapes leave the
 # text alone; expect returns the line of a prompt printed 2 s later, fails
 # with ETIMEDOUT when nothing comes and with EINTR at once on Ctrl-C;
 # quiet returns once the output has stopped; output read at an offset
 # resumes there; stream follows from its open; recording.cast is asciicast
-# v2 whose "o" events put together are output; two sessions' terminals
-# are apart; no daemon descriptor in the terminal's shell; ctl restart and
-# kill; the shell's exit in status; bad keys, sizes and regexes are EINVAL
+# v2 whose "o" events put together are output; poll on stream, expect and
+# quiet; two sessions' terminals are apart (a size written before the
+# start); no daemon descriptor in the terminal's shell; ctl restart and
+# kill; the root's killall; the shell's exit in status, its output kept;
+# bad keys, sizes and regexes are EINVAL
 # with an error line; rmdir ends the terminal and what it started.
 # Every wait is on a condition (expect, or a poll with a deadline).
 # shellcheck disable=SC2016
@@ -175,6 +178,19 @@ assert_eq 0 "$(status_val altscreen)" "tput rmcup: altscreen 0"
 type_line 'printf "\e[38;5;196mred\e[0m \e[48;5;21mblue\e[0m \303\251t\303\251 \344\270\226\347\225\214 end\n"'
 assert_expect "UTF-8, wide characters and colours leave the text" '^red blue été 世界 end$'
 
+# title, cursor visibility, scrollback
+type_line 'printf "\e]0;t60-title\a"; tput civis'
+sfs_until 5 grep -q 'hidden' "$T/cursor"
+assert_eq "t60-title" "$(timeout 5 cat "$T/title")" "title: OSC 0 sets it"
+assert_file_match "$T/cursor" '^[0-9]+ [0-9]+ hidden$' "cursor: tput civis hides it"
+type_line 'tput cnorm; seq -f "sb-%g" 1 60'
+assert_expect "60 lines printed" '^sb-60$'
+assert_file_match "$T/scrollback" '^sb-1$' "scrollback keeps what scrolled off"
+assert_true "scrollback is oldest first" "$(grep -n '^sb-' "$T/scrollback" | head -2 | tr '\n' ' ')" \
+	test "$(grep -m1 '^sb-' "$T/scrollback")" = sb-1
+check "ctl clear-scrollback" sfs_write "$T/ctl" $'clear-scrollback\n'
+assert_eq "" "$(timeout 5 cat "$T/scrollback")" "clear-scrollback empties it"
+
 # 12. expect: a prompt 2 s later, ETIMEDOUT, EINTR
 type_line 'sleep 2; echo "rea""dy-$((6 * 7))"'
 t0=$(now_ms)
@@ -290,12 +306,16 @@ assert_eq "header output resize ordered" "$(echo "$res" | tr '\n' ' ' | sed 's/ 
 # 16. two sessions
 S2=$MNT/sessions/t2
 check "mkdir sessions/t2" sfs_mkdir "$S2"
-type_line 'echo "two""-only"' "$S2/tty"
+check "size written before the start" sfs_write "$S2/tty/size" $'90 20\n'
+assert_eq none "$(status_val state "$S2/tty")" "writing size starts nothing"
+type_line 'echo "two""-only"; stty size' "$S2/tty"
 assert_expect "the second terminal shows its line" '^two-only$' 8000 "$S2/tty"
+assert_expect "it starts at the size written" '^20 90$' 8000 "$S2/tty"
 assert_true "the first terminal does not" "it does" bash -c '! grep -q "^two-only$" "$1"' _ "$T/screen"
 T2PID=$(status_val pid "$S2/tty")
 assert_true "each session its own shell" "$TPID vs $T2PID" test -n "$T2PID" -a "$T2PID" != "$TPID"
-assert_eq "80 24" "$(timeout 5 cat "$S2/tty/size")" "the second terminal is 80x24"
+assert_eq "90 20" "$(timeout 5 cat "$S2/tty/size")" "the second terminal is 90x20"
+assert_eq "100 30" "$(timeout 5 cat "$T/size")" "the first is still 100x30"
 
 # 17. refusals: EINVAL and an error line each
 assert_write_errno EINVAL "keys: an unknown name is EINVAL" "$T/keys" 'Enter Bogus'
