@@ -17,13 +17,14 @@
 #include "sessions/names.h"
 #include "sessions/tty.h"
 
-/* What an open file of tty/ keeps: where its stream starts, and the
- * pattern and deadline of its expect. */
+/* What an open file of tty/ keeps: where its stream starts, the pattern
+ * and deadline of its expect, where its read of recording.cast is. */
 struct ttyfh {
 	uint64_t base;
 	regex_t re;
 	bool has_re;
 	int64_t deadline;
+	struct cast_reader cast; /* recording.cast's */
 };
 
 static void ttyfh_free(void *p)
@@ -32,6 +33,8 @@ static void ttyfh_free(void *p)
 
 	if (x && x->has_re)
 		regfree(&x->re);
+	if (x)
+		cast_reader_free(&x->cast);
 	free(x);
 }
 
@@ -624,15 +627,45 @@ static const struct fops quiet_ops = { .write = quiet_write,
 static off_t cast_size(const struct node *n)
 {
 	(void)n;
-	return 0; /* made when read */
+	return 0; /* made as it is read */
 }
 
-static char *cast_text_of(const struct node *n, size_t *len)
+/* The recording of the terminal's output as of the open (none: a header
+ * alone). */
+static int cast_file_open(struct fh *fh, struct node *n,
+			  struct fuse_file_info *fi)
 {
-	return tty_cast_text(n->s->tty, len);
+	const struct tty *t = n->s->tty;
+
+	(void)fi;
+	if (!ttyfh(fh))
+		return -ENOMEM;
+	if (t && t->out)
+		fh_set_run(fh, t->out);
+	return 0;
 }
 
-static const struct fops cast_ops = { .size = cast_size, .text = cast_text_of };
+static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
+			   off_t off)
+{
+	static const struct cast none = { .fd = -1, .cols = 80, .rows = 24 };
+	struct ttyfh *x = fh->priv;
+	const struct tty *t = tty_fh(fh);
+	const struct cast *c = t && fh->r && t->out == fh->r ? &t->cast : &none;
+	int fd = c == &none ? -1 : fh_spool(fh, &fh->fd, "out");
+	const char *p = NULL;
+	ssize_t n = cast_read(c, fd, fd < 0 ? 0 : fh->r->out.size, &x->cast,
+			      (uint64_t)off, size, &p);
+
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, p, (size_t)n);
+}
+
+static const struct fops cast_ops = { .size = cast_size,
+				      .open = cast_file_open,
+				      .read = cast_file_read };
 
 static const struct fent tty_tab[] = {
 	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR },

@@ -8,7 +8,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "cast.h"
 #include "loop.h"
@@ -115,41 +117,82 @@ static void output_event(struct strbuf *b, const struct rec *r, double t,
 		run_json_string(b, carry->p, keep);
 		sb_add(b, "]\n", 2);
 	}
-	for (size_t i = keep; i < carry->len; i++)
-		carry->p[i - keep] = carry->p[i];
+	memmove(carry->p, carry->p + keep, carry->len - keep);
 	carry->len -= keep;
 }
 
-char *cast_text(const struct cast *c, int out_fd, uint64_t out_size,
-		size_t *len)
+/* Makes the next piece of text: the header, an event, or at the end what
+ * is still carried. Returns false when there is no more. */
+static bool step(const struct cast *c, int out_fd, uint64_t out_size,
+		 struct cast_reader *r)
 {
-	struct strbuf b = { 0 }, carry = { 0 };
-	struct rec r;
+	struct rec e;
+	double t;
 
-	sb_addf(&b,
-		"{\"version\": 2, \"width\": %d, \"height\": %d, "
-		"\"timestamp\": %lld, \"env\": {\"TERM\": "
-		"\"xterm-256color\"}}\n",
-		c->cols, c->rows, (long long)c->wall_s);
-	for (uint64_t i = 0; c->fd >= 0 && i < c->n; i++) {
-		double t;
-
-		if (pread(c->fd, &r, sizeof(r), (off_t)(i * sizeof(r))) !=
-		    sizeof(r))
-			break;
-		t = (double)(r.us - c->start_us) / 1e6;
-		if (r.len)
-			output_event(&b, &r, t, out_fd, out_size, &carry);
-		else
-			sb_addf(&b, "[%.6f, \"r\", \"%dx%d\"]\n", t, r.cols,
-				r.rows);
+	if (!r->started) {
+		r->started = true;
+		sb_addf(&r->text,
+			"{\"version\": 2, \"width\": %d, \"height\": %d, "
+			"\"timestamp\": %lld, \"env\": {\"TERM\": "
+			"\"xterm-256color\"}}\n",
+			c->cols, c->rows, (long long)c->wall_s);
+		return true;
 	}
-	if (carry.len) {
-		sb_addf(&b, "[%.6f, \"o\", ",
+	if (c->fd < 0 || r->next >= c->n ||
+	    pread(c->fd, &e, sizeof(e), (off_t)(r->next * sizeof(e))) !=
+		    sizeof(e)) {
+		if (r->carry.len == 0)
+			return false;
+		sb_addf(&r->text, "[%.6f, \"o\", ",
 			(double)(now_us() - c->start_us) / 1e6);
-		run_json_string(&b, carry.p, carry.len);
-		sb_add(&b, "]\n", 2);
+		run_json_string(&r->text, r->carry.p, r->carry.len);
+		sb_add(&r->text, "]\n", 2);
+		r->carry.len = 0;
+		return true;
 	}
-	free(carry.p);
-	return sb_take(&b, len);
+	r->next++;
+	t = (double)(e.us - c->start_us) / 1e6;
+	if (e.len)
+		output_event(&r->text, &e, t, out_fd, out_size, &r->carry);
+	else
+		sb_addf(&r->text, "[%.6f, \"r\", \"%dx%d\"]\n", t, e.cols,
+			e.rows);
+	return true;
+}
+
+static void reader_reset(struct cast_reader *r)
+{
+	r->next = r->at = 0;
+	r->started = false;
+	r->carry.len = r->text.len = 0;
+	r->carry.err = r->text.err = 0;
+}
+
+ssize_t cast_read(const struct cast *c, int out_fd, uint64_t out_size,
+		  struct cast_reader *r, uint64_t off, size_t size,
+		  const char **p)
+{
+	size_t drop;
+
+	if (off < r->at)
+		reader_reset(r); /* a read before: made again from the start */
+	while (r->at + r->text.len < off + size && !r->text.err &&
+	       step(c, out_fd, out_size, r))
+		;
+	if (r->text.err || r->carry.err)
+		return -ENOMEM;
+	drop = off - r->at < r->text.len ? (size_t)(off - r->at) : r->text.len;
+	memmove(r->text.p, r->text.p + drop, r->text.len - drop);
+	r->text.len -= drop;
+	r->at += drop;
+	*p = r->text.p;
+	return off > r->at ? 0 :
+			     (ssize_t)(r->text.len < size ? r->text.len : size);
+}
+
+void cast_reader_free(struct cast_reader *r)
+{
+	free(r->carry.p);
+	free(r->text.p);
+	*r = (struct cast_reader){ 0 };
 }

@@ -7,8 +7,11 @@
 #ifndef SFS_CAST_H
 #define SFS_CAST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include "strbuf.h"
 
 struct cast {
 	int fd;		  /* the records, or -1 */
@@ -25,10 +28,24 @@ void cast_close(struct cast *c);
 /* len output bytes at off of the spool, printed now. */
 void cast_output(struct cast *c, uint64_t off, size_t len);
 void cast_resize(struct cast *c, int cols, int rows);
-/* recording.cast: the header, then an "o" event for each output record
- * (read from out_fd, up to out_size bytes) and an "r" one for each
- * resize (malloc'd, NULL on ENOMEM). */
-char *cast_text(const struct cast *c, int out_fd, uint64_t out_size,
-		size_t *len);
+/* Where a reader of recording.cast is: the text is made as it is read,
+ * from the records and the output spool (zeroed: at the start). */
+struct cast_reader {
+	uint64_t next;	     /* the next record to turn into text */
+	bool started;	     /* the header is made */
+	struct strbuf carry; /* a UTF-8 character cut between two records */
+	struct strbuf text;  /* made and not yet read past, from offset at */
+	uint64_t at;
+};
+
+/* The text of recording.cast at [off, off+size): the header, an "o" event
+ * for each output record (read from out_fd, up to out_size bytes), an
+ * "r" one for each resize. Made from where r is (from the start again
+ * for an offset before it); *p gets the bytes. Returns their number (0
+ * past the end) or -ENOMEM. */
+ssize_t cast_read(const struct cast *c, int out_fd, uint64_t out_size,
+		  struct cast_reader *r, uint64_t off, size_t size,
+		  const char **p);
+void cast_reader_free(struct cast_reader *r);
 
 #endif

@@ -524,21 +524,3 @@ void tty_free(struct sess *s)
 	free(t);
 	s->tty = NULL;
 }
-
-char *tty_cast_text(const struct tty *t, size_t *len)
-{
-	static const struct cast none = { .fd = -1, .cols = 80, .rows = 24 };
-	char name[64];
-	char *text;
-	int fd = -1;
-
-	if (t && t->out && t->out->files) {
-		run_file(t->out, "out", name, sizeof(name));
-		fd = openat(t->s->dirfd, name, O_RDONLY | O_CLOEXEC);
-	}
-	text = cast_text(t && t->out ? &t->cast : &none, fd,
-			 t && t->out ? t->out->out.size : 0, len);
-	if (fd >= 0)
-		close(fd);
-	return text;
-}

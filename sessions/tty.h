@@ -69,8 +69,6 @@ int tty_kill(struct tty *t, int sig);
 int tty_restart(struct tty *t);
 /* The loop should look at the waiters again by when (monotonic ms). */
 void tty_wake_at(struct tty *t, int64_t when);
-/* recording.cast (t may be NULL): malloc'd, NULL on ENOMEM. */
-char *tty_cast_text(const struct tty *t, size_t *len);
 /* The status file's text (t may be NULL). */
 char *tty_status(const struct tty *t, size_t *len);
 

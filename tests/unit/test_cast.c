@@ -3,6 +3,7 @@
  * between two records carried whole into one event. */
 #include <fcntl.h>
 #include "sessions/cast.h"
+#include "sessions/strbuf.h"
 #include "unit.h"
 
 static char base[] = "/tmp/sfs-cast-XXXXXX";
@@ -46,13 +47,32 @@ static void printed(const char *s, size_t n)
 	outlen += n;
 }
 
+/* The whole text, read as a client would: pieces of chunk bytes from
+ * offset 0 on, through one reader. */
+static char *read_all(struct cast_reader *r, size_t chunk)
+{
+	struct strbuf b = { 0 };
+	const char *p;
+	ssize_t n;
+
+	sb_add(&b, "", 0);
+	while ((n = cast_read(&c, out, outlen, r, b.len, chunk, &p)) > 0)
+		sb_add(&b, p, (size_t)n);
+	ck_assert_int_eq(n, 0);
+	return sb_take(&b, &(size_t){ 0 });
+}
+
 static char *text(void)
 {
-	size_t len;
-	char *t = cast_text(&c, out, outlen, &len);
+	struct cast_reader r = { 0 };
+	char *t = read_all(&r, 65536), *small;
 
-	ck_assert_ptr_nonnull(t);
-	ck_assert_uint_eq(strlen(t), len);
+	cast_reader_free(&r);
+	/* 7 bytes at a time gives the same text */
+	small = read_all(&r, 7);
+	cast_reader_free(&r);
+	ck_assert_str_eq(small, t);
+	free(small);
 	return t;
 }
 
@@ -142,6 +162,28 @@ START_TEST(cut_at_the_end)
 }
 END_TEST
 
+START_TEST(read_again)
+{
+	struct cast_reader r = { 0 };
+	const char *p;
+	char first[16];
+	ssize_t n;
+
+	printed("one\n", 4);
+	printed("two\n", 4);
+	free(read_all(&r, 5));
+	/* a read before where the reader is makes the text again */
+	n = cast_read(&c, out, outlen, &r, 0, 15, &p);
+	ck_assert_int_eq(n, 15);
+	memcpy(first, p, 15);
+	first[15] = '\0';
+	ck_assert_str_eq(first, "{\"version\": 2, ");
+	/* past the end: nothing */
+	ck_assert_int_eq(cast_read(&c, out, outlen, &r, 1 << 20, 10, &p), 0);
+	cast_reader_free(&r);
+}
+END_TEST
+
 START_TEST(short_spool)
 {
 	char *t;
@@ -169,6 +211,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, invalid_bytes);
 	tcase_add_test(tc, cut_at_the_end);
 	tcase_add_test(tc, short_spool);
+	tcase_add_test(tc, read_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
