@@ -215,6 +215,39 @@ void fam_read_or_park(fuse_req_t req, struct fh *fh,
 	answer_or_park(req, fh, waiters, size, off, try, true);
 }
 
+struct list *fam_run_waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
+static bool try_stream(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct run *r = fh->r;
+	uint64_t off = (uint64_t)p->off;
+
+	if (r && r->all.size > off) {
+		fh->cursor = off + fam_reply_output(p->req, fh, p->size, off);
+		return true;
+	}
+	if (r && run_active(r))
+		return false;
+	fh->cursor = off;
+	fuse_reply_buf(p->req, NULL, 0);
+	return true;
+}
+
+void fam_stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_read_or_park(req, fh, fam_run_waiters, size, off, try_stream);
+}
+
+/* poll knows no offset: the end of the latest read stands for it. */
+bool fam_stream_readable(const struct fh *fh)
+{
+	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
+}
+
 /* The thread group of thread tid, from /proc (0: unknown). */
 static pid_t tgid_of(pid_t tid)
 {

@@ -93,6 +93,15 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh,
 void fam_read_or_park(fuse_req_t req, struct fh *fh,
 		      struct list *(*waiters)(struct fh *fh), size_t size,
 		      off_t off, bool (*try)(struct park *));
+/* What a blocked request on a run's file waits on: the run's changes
+ * (park_wake). Asked only when it would block, so when fh has a run that
+ * is active. */
+struct list *fam_run_waiters(struct fh *fh);
+/* A stream (a run's, a process's, the terminal's): fh's run's output, a
+ * read at its end waiting for more until the run ends, then EOF; with no
+ * run, EOF at once. Its poll: readable past the end of the latest read. */
+void fam_stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+bool fam_stream_readable(const struct fh *fh);
 /* True when req (a close) comes from the process that opened fh, or
  * when either is not visible to the daemon (pid 0). */
 bool fam_by_opener(fuse_req_t req, const struct fh *fh);

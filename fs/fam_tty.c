@@ -1,9 +1,10 @@
 /*
  * fam_tty.c - a session's tty/: the terminal's files. Writes to input and
- * keys, and opens of screen, output and stream, start the terminal when
- * it is not running (nothing else does: not lookup, stat, readdir, nor
- * reads of the other files). Reads of stream, expect and quiet wait
- * (parked in the waiters of the terminal's output) until they can answer.
+ * keys (and ctl restart) start the terminal when it is not running;
+ * nothing else does (no lookup, stat, readdir nor read: a walker of the
+ * tree would start a shell in every session). Reads of stream, expect
+ * and quiet, and writes to a full input queue, wait (parked in the
+ * waiters of the terminal's output) until they can answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +18,13 @@
 #include "sessions/names.h"
 #include "sessions/tty.h"
 
-/* What an open file of tty/ keeps: where its stream starts, the pattern
- * and deadline of its expect, where its read of recording.cast is. */
+/* What an open file of tty/ keeps: the pattern and deadline of its
+ * expect (0: from its first read or poll), where its read of
+ * recording.cast is. */
 struct ttyfh {
-	uint64_t base;
 	regex_t re;
 	bool has_re;
+	uint64_t ms;
 	int64_t deadline;
 	struct cast_reader cast; /* recording.cast's */
 };
@@ -54,32 +56,25 @@ static struct tty *tty_fh(const struct fh *fh)
 }
 
 /* Starts the terminal of n's session unless it runs (a write to input
- * or keys), or (a read: fh) unless it ever started, so that the output
- * of a shell that exited stays readable until a write starts anew; fh
- * follows its output. */
-static int start(struct fh *fh, struct node *n)
+ * or keys). */
+static int start(struct node *n)
 {
 	struct tty *t = tty_of(n->s);
-	int rc = 0;
 
-	if (!t)
-		return -ENOMEM;
-	if (!fh || t->state == TTY_NONE)
-		rc = tty_start(t);
-	if (rc == 0 && fh && t->out)
-		fh_set_run(fh, t->out);
-	return rc;
+	return t ? tty_start(t) : -ENOMEM;
 }
 
-static int start_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+/* A reader follows the output of the terminal as it is at the open: the
+ * one running, or the one that exited (kept until a write starts anew),
+ * or none (never started: empty, EOF at once). */
+static int follow_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
+	const struct tty *t = n->s->tty;
+
 	(void)fi;
-	return start(fh, n);
-}
-
-static struct list *waiters(struct fh *fh)
-{
-	return &fh->r->waiters;
+	if (t && t->out)
+		fh_set_run(fh, t->out);
+	return 0;
 }
 
 /* For a poll of expect or quiet before a read: the file follows the
@@ -106,15 +101,72 @@ static struct tty *waits_on(const struct fh *fh)
 	return t;
 }
 
+/* Parses keys and, with t, sends them. */
+static int keys_send(struct tty *t, const char *buf, size_t size, size_t *bad,
+		     size_t *blen)
+{
+	struct keys_seq seq = { calloc(size + 1, sizeof(struct keys_item)), 0,
+				malloc(size + 1), 0 };
+	int rc = seq.items && seq.text ?
+			 keys_parse(buf, size, &seq, bad, blen) :
+			 -ENOMEM;
+
+	if (rc == 0 && t)
+		rc = tty_keys(t, &seq);
+	free(seq.items);
+	free(seq.text);
+	return rc;
+}
+
+/* Sends what was written to input or keys (keys already checked). */
+static int send(const struct fh *fh, struct tty *t, const char *buf,
+		size_t size)
+{
+	size_t bad, blen;
+
+	if (fh->fe->ft == FT_TTYINPUT)
+		return tty_input(t, buf, size);
+	return keys_send(t, buf, size, &bad, &blen);
+}
+
+/* A parked write: sent once the queue has room, or failed once the
+ * terminal is gone. */
+static bool try_send(struct park *p)
+{
+	struct tty *t = tty_fh(p->fh);
+	int rc = t ? send(p->fh, t, p->data, p->size) : -EIO;
+
+	if (rc == -EAGAIN)
+		return false;
+	if (rc < 0)
+		fuse_reply_err(p->req, -rc);
+	else
+		fuse_reply_write(p->req, p->size);
+	return true;
+}
+
+/* Starts the terminal and sends buf; a blocking writer to a full queue
+ * waits until the terminal has taken enough of it (Ctrl-C: EINTR). */
+static int start_send(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size)
+{
+	struct park how = { .req = req, .fh = fh, .size = size, .data = buf };
+	int rc = start(n);
+
+	if (rc == 0)
+		rc = send(fh, n->s->tty, buf, size);
+	if (rc != -EAGAIN || (fh->flags & O_NONBLOCK))
+		return rc;
+	fh_set_run(fh, n->s->tty->out); /* the list outlives the record */
+	how.retry = try_send;
+	return park_add(fam_run_waiters(fh), &how) ? FOPS_LATER : -ENOMEM;
+}
+
 static int input_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
 {
-	int rc = start(NULL, n);
-
-	(void)req;
-	(void)fh;
 	(void)off;
-	return rc < 0 ? rc : tty_input(n->s->tty, buf, size);
+	return start_send(req, fh, n, buf, size);
 }
 
 static const struct fops input_ops = { .write = input_write };
@@ -122,28 +174,16 @@ static const struct fops input_ops = { .write = input_write };
 static int keys_write(fuse_req_t req, struct fh *fh, struct node *n,
 		      const char *buf, size_t size, off_t off)
 {
-	struct keys_seq seq = { calloc(size + 1, sizeof(struct keys_item)), 0,
-				malloc(size + 1), 0 };
 	size_t bad = 0, blen = 0;
-	int rc = seq.items && seq.text ? 0 : -ENOMEM;
+	int rc = keys_send(NULL, buf, size, &bad, &blen);
 
-	(void)req;
-	(void)fh;
 	(void)off;
-	if (rc == 0 && keys_parse(buf, size, &seq, &bad, &blen) < 0) {
+	if (rc == -EINVAL)
 		sess_error(n->s,
 			   "tty/keys: '%.*s' is not a key name; nothing of "
 			   "this write was sent",
 			   (int)(blen > 80 ? 80 : blen), buf + bad);
-		rc = -EINVAL;
-	}
-	if (rc == 0)
-		rc = start(NULL, n);
-	if (rc == 0)
-		rc = tty_keys(n->s->tty, &seq);
-	free(seq.items);
-	free(seq.text);
-	return rc;
+	return rc < 0 ? rc : start_send(req, fh, n, buf, size);
 }
 
 static const struct fops keys_ops = { .write = keys_write };
@@ -161,83 +201,43 @@ static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 }
 
 static const struct fops output_ops = { .size = output_size,
-					.open = start_open,
+					.open = follow_open,
 					.read = output_read };
 
-static int stream_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+/* Output that waits at its end, as a run's stream (tail -f follows it). */
+static off_t stream_size(const struct node *n)
 {
-	struct ttyfh *x = ttyfh(fh);
-	int rc = start_open(fh, n, fi);
+	const struct tty *t = n->s->tty;
 
-	if (rc == 0 && (!x || !fh->r))
-		rc = x ? -EIO : -ENOMEM;
-	if (rc == 0)
-		x->base = fh->r->out.size;
-	return rc;
+	return t && t->out ? (off_t)t->out->all.size : 0;
 }
 
-static bool try_stream(struct park *p)
-{
-	struct fh *fh = p->fh;
-	struct run *r = fh->r;
-	uint64_t at = ((struct ttyfh *)fh->priv)->base + (uint64_t)p->off;
-
-	if (r->out.size > at) {
-		fam_reply_spool(p->req, fh, "out", r->out.size, p->size,
-				(off_t)at);
-		fh->cursor =
-			at + (r->out.size - at < p->size ? r->out.size - at :
-							   p->size);
-		return true;
-	}
-	if (run_active(r))
-		return false;
-	fh->cursor = at;
-	fuse_reply_buf(p->req, NULL, 0);
-	return true;
-}
-
-static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_read_or_park(req, fh, waiters, size, off, try_stream);
-}
-
-static bool stream_readable(const struct fh *fh)
-{
-	const struct ttyfh *x = fh->priv;
-
-	return !fh->r || !run_active(fh->r) ||
-	       fh->r->out.size > (fh->cursor > x->base ? fh->cursor : x->base);
-}
-
-static const struct fops stream_ops = { .open = stream_open,
-					.read = stream_read,
-					.readable = stream_readable,
-					.waiters = waiters };
+static const struct fops stream_ops = { .size = stream_size,
+					.open = follow_open,
+					.read = fam_stream_read,
+					.readable = fam_stream_readable,
+					.waiters = fam_run_waiters };
 
 static char *screen_text(const struct node *n, size_t *len)
 {
 	struct tty *t = n->s->tty;
-	struct strbuf b = { 0 };
 
 	if (t && t->term)
 		return term_screen(t->term, len);
-	sb_add(&b, "", 0);
-	return sb_take(&b, len);
+	*len = 0;
+	return strdup(""); /* never started: nothing */
 }
 
-static const struct fops screen_ops = { .text = screen_text,
-					.open = start_open };
+static const struct fops screen_ops = { .text = screen_text };
 
 static char *scrollback_text(const struct node *n, size_t *len)
 {
 	struct tty *t = n->s->tty;
-	struct strbuf b = { 0 };
 
 	if (t && t->term)
 		return term_scrollback(t->term, len);
-	sb_add(&b, "", 0);
-	return sb_take(&b, len);
+	*len = 0;
+	return strdup(""); /* never started: nothing */
 }
 
 static const struct fops scrollback_ops = { .text = scrollback_text };
@@ -476,8 +476,9 @@ static bool try_expect(struct park *p)
 	return false;
 }
 
-/* An open for reading takes the pattern last written and starts its
- * timeout (so that poll works before the first read). */
+/* An open for reading takes the pattern last written and its timeout,
+ * which counts from the first read or poll (a reader may open it before
+ * it types what it waits for). */
 static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
 	struct ttyfh *x = ttyfh(fh);
@@ -490,9 +491,17 @@ static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	if (compile(n->s, t->expect, strlen(t->expect), &x->re) < 0)
 		return -EINVAL;
 	x->has_re = true;
-	x->deadline = loop_now_ms() + (int64_t)t->expect_ms;
-	fh_set_run(fh, t->out);
+	x->ms = t->expect_ms;
+	if (t->out)
+		fh_set_run(fh, t->out);
 	return 0;
+}
+
+/* The timeout starts at the first read or poll. */
+static void expect_begin(struct ttyfh *x)
+{
+	if (x->deadline == 0)
+		x->deadline = loop_now_ms() + (int64_t)x->ms;
 }
 
 /* Waits for a row that matches; the reads after it read that row. With
@@ -500,26 +509,30 @@ static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
  * reader such as grep -r changes nothing). */
 static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	const struct ttyfh *x = fh->priv;
+	struct ttyfh *x = fh->priv;
 
+	if (x && x->has_re)
+		expect_begin(x);
 	if (fh->text)
 		fam_reply_text(req, fh->text, fh->tlen, size, off);
 	else if (!x || !x->has_re)
 		fuse_reply_err(req, EINVAL);
 	else
-		fam_read_or_park(req, fh, waiters, size, off, try_expect);
+		fam_read_or_park(req, fh, fam_run_waiters, size, off,
+				 try_expect);
 }
 
 /* poll: a match or the timeout. */
 static bool expect_readable(const struct fh *fh)
 {
-	const struct ttyfh *x = fh->priv;
+	struct ttyfh *x = fh->priv;
 	struct tty *t = waits_on(fh);
 	size_t len;
 	char *line;
 
 	if (!t || !x || !x->has_re)
 		return true;
+	expect_begin(x);
 	line = term_match(t->term, &x->re, &len);
 	free(line);
 	if (line || loop_now_ms() >= x->deadline)
@@ -601,7 +614,7 @@ static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 	x->deadline = loop_now_ms(); /* here: when the read began */
 	if (t && fh->r != t->out)
 		fh_set_run(fh, t->out);
-	fam_read_or_park(req, fh, waiters, size, off, try_quiet);
+	fam_read_or_park(req, fh, fam_run_waiters, size, off, try_quiet);
 }
 
 /* poll: nothing printed for quiet ms. */
@@ -623,12 +636,6 @@ static const struct fops quiet_ops = { .write = quiet_write,
 				       .read = quiet_read,
 				       .readable = quiet_readable,
 				       .waiters = poll_waiters };
-
-static off_t cast_size(const struct node *n)
-{
-	(void)n;
-	return 0; /* made as it is read */
-}
 
 /* The recording of the terminal's output as of the open (none: a header
  * alone). */
@@ -663,8 +670,8 @@ static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
 		fuse_reply_buf(req, p, (size_t)n);
 }
 
-static const struct fops cast_ops = { .size = cast_size,
-				      .open = cast_file_open,
+/* stat size 0 (no size nor text): it is made as it is read */
+static const struct fops cast_ops = { .open = cast_file_open,
 				      .read = cast_file_read };
 
 static const struct fent tty_tab[] = {

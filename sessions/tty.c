@@ -129,9 +129,14 @@ static void drain(struct tty *t)
 static void on_master(struct loop_watch *w, uint32_t events)
 {
 	struct tty *t = w->arg;
+	size_t queued = t->wq.len;
 
 	if (events & EPOLLOUT)
 		flush_queue(t);
+	/* room for the writers that wait (not from to_pty: a writer being
+	 * answered is in the middle of the waiters) */
+	if (t->wq.len < queued)
+		changed(t);
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		drain(t);
 }
@@ -386,7 +391,8 @@ int tty_input(struct tty *t, const char *buf, size_t len)
 {
 	if (t->state != TTY_RUNNING || t->master.fd < 0)
 		return -EIO;
-	if (t->wq.len + len > TTY_INPUT_QUEUE_MAX)
+	/* one write larger than the queue is taken whole once it is empty */
+	if (t->wq.len > 0 && t->wq.len + len > TTY_INPUT_QUEUE_MAX)
 		return -EAGAIN;
 	to_pty(t, buf, len);
 	return t->wq.err;

@@ -57,7 +57,8 @@ struct tty {
 struct tty *tty_of(struct sess *s);
 /* Starts the shell unless it runs. Returns 0 or -errno. */
 int tty_start(struct tty *t);
-/* Typed bytes, and keys; -EAGAIN when the PTY is 1 MiB behind. */
+/* Typed bytes, and keys; -EAGAIN when the PTY is 1 MiB behind (the
+ * output's waiters are woken when it has taken some). */
 int tty_input(struct tty *t, const char *buf, size_t len);
 int tty_keys(struct tty *t, const struct keys_seq *seq);
 /* The size (the program gets SIGWINCH); the next start's if none runs. */

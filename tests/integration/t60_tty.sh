@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # t60_tty: a session's terminal, sessions/S/tty/. Nothing starts it but a
-# write to input or keys or a read of screen, output or stream (ls, stat
-# and status do not); `echo hi` shows on the screen; a read -p prompt; the
+# write to input or keys (ls, stat, status, reads of screen, output and
+# stream, grep -r and cp -r do not: before the start, screen and output
+# are empty and stream is EOF at once); `echo hi` shows on the screen; a read -p prompt; the
 # python3 REPL (1+41 shows 42); vim edits a file (i, text, Esc, :wq);
 # less of a 1000-line file, PgDn and q (the alternate screen on and off in
 # status); top left with q; C-c ends a sleep; a resize seen by stty size
 # and tput cols; title (OSC 0), a hidden cursor, scrollback and its
 # clearing; UTF-8, wide characters and 256-colour escapes leave the
 # text alone; expect returns the line of a prompt printed 2 s later, fails
-# with ETIMEDOUT when nothing comes and with EINTR at once on Ctrl-C;
+# with ETIMEDOUT when nothing comes and with EINTR at once on Ctrl-C, its
+# timeout counting from the first read;
 # quiet returns once the output has stopped; output read at an offset
-# resumes there; stream follows from its open; recording.cast is asciicast
+# resumes there; stream has output's size and offsets (tail -f follows
+# it), and waits at its end; recording.cast is asciicast
 # v2 whose "o" events put together are output; poll on stream, expect and
 # quiet; two sessions' terminals are apart (a size written before the
 # start); no daemon descriptor in the terminal's shell; ctl restart and
 # kill; the root's killall; the shell's exit in status, its output kept;
-# bad keys, sizes and regexes are EINVAL
+# a blocking write past the 1 MiB input queue waits for room (EAGAIN only
+# with O_NONBLOCK, EINTR on Ctrl-C); bad keys, sizes and regexes are EINVAL
 # with an error line; rmdir ends the terminal and what it started.
 # Every wait is on a condition (expect, or a poll with a deadline).
 # shellcheck disable=SC2016
@@ -82,6 +86,16 @@ assert_eq "input keys output stream screen scrollback cursor size title status c
 	"$(find "$T" -mindepth 1 -printf '%f ' | sed 's/ $//')" "ls tty/ lists its files in order"
 stat "$T"/* >/dev/null 2>&1
 assert_eq "none 0" "$(status_val state) $(status_val pid)" "ls, stat and status start nothing"
+assert_eq "" "$(timeout 5 cat "$T/screen")" "before the start: screen is empty"
+assert_eq "" "$(timeout 5 cat "$T/output")" "before the start: output is empty"
+t0=$(now_ms)
+assert_eq "" "$(timeout 5 cat "$T/stream")" "before the start: stream is empty"
+assert_lt $(($(now_ms) - t0)) 3000 "before the start: stream is EOF at once" " ms"
+t0=$(now_ms)
+timeout 20 grep -rq never-there-t60 "$S" 2>/dev/null
+timeout 20 cp -r "$T" "$SFS_TMP/ttycopy" 2>/dev/null
+assert_lt $(($(now_ms) - t0)) 5000 "grep -r and cp -r of the session return at once" " ms"
+assert_eq "none 0" "$(status_val state) $(status_val pid)" "reads of screen, output, stream, grep -r, cp -r start nothing"
 assert_eq "80 24" "$(timeout 5 cat "$T/size")" "size is 80x24 before the start"
 
 # 2. echo hi
@@ -218,6 +232,23 @@ kill -INT "$CP"
 sfs_wait_gone "$CP" 3
 assert_true "expect: Ctrl-C returns at once" "cat $CP still waits" sfs_wait_gone "$CP" 0
 assert_lt $(($(now_ms) - t0)) 3000 "expect: Ctrl-C returns within 3 s" " ms"
+# the timeout counts from the first read, not from the open: opened, then
+# 1.2 s (longer than its timeout) before the line is typed and read
+sfs_write "$T/expect" $'^late-1$ 1000\n'
+res=$(timeout 20 python3 - "$T" <<'EOF2'
+import os, sys, time
+t = sys.argv[1]
+e = os.open(t + "/expect", os.O_RDONLY)
+time.sleep(1.2)  # the delay under test: more than the timeout
+with open(t + "/input", "w") as f:
+    f.write('echo "la""te-1"\n')
+try:
+    print(os.read(e, 100).decode().strip())
+except OSError as x:
+    print(x.strerror)
+EOF2
+)
+assert_eq "late-1" "$res" "expect: the timeout counts from the first read"
 
 # 13. quiet
 check "write quiet 300" sfs_write "$T/quiet" $'300\n'
@@ -229,13 +260,17 @@ assert_true "quiet returns after the output stopped ($el ms)" "$el ms" test "$el
 assert_true "quiet gives the screen with the last line" "$(sfs_show "$SFS_TMP/quiet.txt")" \
 	grep -q '^quiet-5$' "$SFS_TMP/quiet.txt"
 
-# 14. output at an offset; stream from its open
+# 14. output at an offset; stream is output that waits at its end
 N=$(stat -c %s "$T/output")
+assert_eq "$N" "$(stat -c %s "$T/stream")" "stream's stat size is output's"
 timeout 20 cat "$T/stream" >"$SFS_TMP/stream.txt" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 SP=$!
-# the marker comes once cat has stream open
-stream_open() { find "/proc/$SP/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep -q 'tty/stream$'; }
-sfs_until 5 stream_open
+timeout 20 tail -n 0 -f "$T/stream" >"$SFS_TMP/tailf.txt" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+TP=$!
+# the marker comes once cat and tail have stream open
+stream_open() { find "/proc/$1/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep -q 'tty/stream$'; }
+sfs_until 5 stream_open "$SP"
+sfs_until 5 stream_open "$TP"
 type_line 'echo "off""set-mark"'
 assert_expect "the marker is on the screen" '^offset-mark$'
 python3 - "$T/output" "$N" >"$SFS_TMP/off.txt" <<'EOF'
@@ -251,8 +286,13 @@ EOF
 assert_eq "same mark" "$(tr '\n' ' ' <"$SFS_TMP/off.txt" | sed 's/ $//')" "output read at an offset resumes there"
 sfs_until 5 grep -q 'offset-mark' "$SFS_TMP/stream.txt"
 assert_true "stream follows the output" "$(sfs_show "$SFS_TMP/stream.txt")" grep -q 'offset-mark' "$SFS_TMP/stream.txt"
-assert_true "stream starts at its open" "$(sfs_show "$SFS_TMP/stream.txt")" \
-	bash -c '! grep -q "ready-42" "$1"' _ "$SFS_TMP/stream.txt"
+assert_true "stream starts where output does" "$(sfs_show "$SFS_TMP/stream.txt")" \
+	grep -q "ready-42" "$SFS_TMP/stream.txt"
+sfs_until 10 grep -q 'offset-mark' "$SFS_TMP/tailf.txt"
+assert_true "tail -f follows stream" "$(sfs_show "$SFS_TMP/tailf.txt")" grep -q 'offset-mark' "$SFS_TMP/tailf.txt"
+assert_true "tail -n 0 -f starts at its open" "$(sfs_show "$SFS_TMP/tailf.txt")" \
+	bash -c '! grep -q "ready-42" "$1"' _ "$SFS_TMP/tailf.txt"
+kill "$TP" 2>/dev/null
 
 # poll: stream is not readable until output comes; expect once a row
 # matches; quiet once the output stops
@@ -263,7 +303,12 @@ def readable(fd, ms):
     p = select.poll()
     p.register(fd, select.POLLIN)
     return bool(p.poll(ms))
-fd = os.open(t + "/stream", os.O_RDONLY)
+fd = os.open(t + "/stream", os.O_RDONLY | os.O_NONBLOCK)
+try:
+    while os.read(fd, 65536):
+        pass
+except BlockingIOError:
+    pass
 out = ["idle" if not readable(fd, 300) else "busy"]
 with open(t + "/input", "w") as f:
     f.write('echo "po""ll-mark"\n')
@@ -354,7 +399,51 @@ assert_true "killall: its shell is gone" "pid $T2C" sfs_wait_gone "${T2C:-0}" 1
 
 assert_eq exited "$(status_val state)" "killall ends every session's terminal"
 
-# 19. rmdir ends the terminal and what it started
+# 19. the input queue: a blocking writer waits for room, O_NONBLOCK gets
+# EAGAIN, Ctrl-C gets EINTR. The terminal is raw and its program asleep:
+# nothing reads what is typed, so the queue fills.
+type_line 'stty raw -echo; echo "ra""w-1"; sleep 60'
+assert_expect "a raw terminal whose program sleeps" '^raw-1$'
+head -c 1048576 /dev/zero >"$SFS_TMP/1m"
+res=$(timeout 20 python3 - "$T/input" <<'EOF2'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+n = 0
+try:
+    while n < 4 << 20:
+        n += os.write(fd, b"x" * 65536)
+    print("noeagain", n)
+except BlockingIOError:
+    print("eagain", "full" if n >= (1 << 20) - 65536 else "early %d" % n)
+EOF2
+)
+assert_eq "eagain full" "$res" "input: O_NONBLOCK gets EAGAIN once 1 MiB is queued"
+timeout 20 cat "$SFS_TMP/1m" >"$T/input" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+CP=$!
+writing() { find "/proc/$CP/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep -q 'tty/input$'; }
+sfs_until 5 writing
+assert_true "input: a blocking writer to a full queue waits" "cat $CP ended" sfs_alive "$CP"
+t0=$(now_ms)
+kill -INT "$CP"
+sfs_wait_gone "$CP" 3
+assert_true "input: Ctrl-C ends the waiting write" "cat $CP still waits" sfs_wait_gone "$CP" 0
+assert_lt $(($(now_ms) - t0)) 3000 "input: Ctrl-C returns within 3 s" " ms"
+OLD=$(status_val pid)
+check "ctl restart drops the queue" sfs_write "$T/ctl" $'restart\n'
+restarted() { [ "$(status_val state) $(status_val pid)" != "running $OLD" ] && [ "$(status_val state)" = running ]; }
+sfs_until 10 restarted
+# 3 MB written by one blocking writer while the program sleeps 2 s and
+# then reads all of it: the write waits, then succeeds whole
+type_line 'stty raw -echo; echo "ra""w-2"; sleep 2; head -c 3000000 >/dev/null; stty sane; echo "big""-done"'
+assert_expect "raw again, the program asleep" '^raw-2$'
+t0=$(now_ms)
+check "input: a blocking write of 3 MB succeeds" \
+	bash -c 'yes abcdefghijklmnop | head -c 3000000 >"$1"' _ "$T/input"
+el=$(($(now_ms) - t0))
+assert_true "input: it waited for the program ($el ms)" "$el ms" test "$el" -ge 500
+assert_expect "input: the program read all of it" '^ *big-done$' 15000
+
+# 20. rmdir ends the terminal and what it started
 type_line 'sleep 300 &'
 sync_tty "a background sleep in the terminal"
 TPID=$(status_val pid)
