@@ -133,12 +133,12 @@ static void on_master(struct loop_watch *w, uint32_t events)
 
 	if (events & EPOLLOUT)
 		flush_queue(t);
-	/* room for the writers that wait (not from to_pty: a writer being
-	 * answered is in the middle of the waiters) */
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		drain(t); /* the emulator's answers may flush the queue too */
+	/* room for the writers that wait: woken here, never from to_pty (a
+	 * writer being answered is in the middle of the waiters) */
 	if (t->wq.len < queued)
 		changed(t);
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-		drain(t);
 }
 
 static void close_master(struct tty *t)
