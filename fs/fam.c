@@ -1,5 +1,6 @@
 /*
- * fam.c - the open file and the replies the file families share.
+ * fam.c - the open file and the replies the file families share, the
+ * streams (output that waits at its end) among them.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * fam.h - what the file families share (fs/fam_*.c): the open file, the
- * replies of text, spool files and directory listings, written bytes
+ * replies of text, spool files, streams and directory listings, written bytes
  * gathered until they are applied, and parked answers. Families call
  * these; this module calls no family.
  */
