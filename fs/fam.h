@@ -1,8 +1,8 @@
 /*
  * fam.h - what the file families share (fs/fam_*.c): the open file, the
- * replies of text, spool files, streams and directory listings, written bytes
- * gathered until they are applied, and parked answers. Families call
- * these; this module calls no family.
+ * replies of text, spool files, streams and directory listings, written
+ * bytes gathered until they are applied, and parked answers. Families
+ * call these; this module calls no family.
  */
 #ifndef SFS_FAM_H
 #define SFS_FAM_H
