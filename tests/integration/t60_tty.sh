@@ -233,15 +233,16 @@ sfs_wait_gone "$CP" 3
 assert_true "expect: Ctrl-C returns at once" "cat $CP still waits" sfs_wait_gone "$CP" 0
 assert_lt $(($(now_ms) - t0)) 3000 "expect: Ctrl-C returns within 3 s" " ms"
 # the timeout counts from the first read, not from the open: opened, then
-# 1.2 s (longer than its timeout) before the line is typed and read
-sfs_write "$T/expect" $'^late-1$ 1000\n'
+# 2.2 s (longer than its timeout) before the read, and the line printed
+# 0.5 s after it
+sfs_write "$T/expect" $'^late-1$ 2000\n'
 res=$(timeout 20 python3 - "$T" <<'EOF2'
 import os, sys, time
 t = sys.argv[1]
 e = os.open(t + "/expect", os.O_RDONLY)
-time.sleep(1.2)  # the delay under test: more than the timeout
+time.sleep(2.2)  # the delay under test: more than the timeout
 with open(t + "/input", "w") as f:
-    f.write('echo "la""te-1"\n')
+    f.write('sleep 0.5; echo "la""te-1"\n')
 try:
     print(os.read(e, 100).decode().strip())
 except OSError as x:
@@ -418,15 +419,19 @@ except BlockingIOError:
 EOF2
 )
 assert_eq "eagain full" "$res" "input: O_NONBLOCK gets EAGAIN once 1 MiB is queued"
-timeout 20 cat "$SFS_TMP/1m" >"$T/input" 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+timeout 20 dd if="$SFS_TMP/1m" of="$T/input" bs=64k status=none 2>/dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 CP=$!
-writing() { find "/proc/$CP/fd" -mindepth 1 -printf '%l\n' 2>/dev/null | grep -q 'tty/input$'; }
-sfs_until 5 writing
-assert_true "input: a blocking writer to a full queue waits" "cat $CP ended" sfs_alive "$CP"
+# dd waits in write(2) (x86_64: syscall 1), in the daemon's parked reply
+in_write() {
+	local d sc
+	d=$(pgrep -P "$CP" -x dd) || return 1
+	read -r sc _ <"/proc/$d/syscall" 2>/dev/null && [ "$sc" = 1 ]
+}
+check "input: a blocking writer to a full queue waits in write" sfs_until 5 in_write
 t0=$(now_ms)
 kill -INT "$CP"
 sfs_wait_gone "$CP" 3
-assert_true "input: Ctrl-C ends the waiting write" "cat $CP still waits" sfs_wait_gone "$CP" 0
+assert_true "input: Ctrl-C ends the waiting write" "dd $CP still waits" sfs_wait_gone "$CP" 0
 assert_lt $(($(now_ms) - t0)) 3000 "input: Ctrl-C returns within 3 s" " ms"
 OLD=$(status_val pid)
 check "ctl restart drops the queue" sfs_write "$T/ctl" $'restart\n'
