@@ -25,6 +25,11 @@ struct conf {
 	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
 	uint64_t history;	    /* numbered runs kept per session */
 	uint64_t shell_spin_us;	    /* a shell polls this long after a run */
+
+	/* a session's terminal (tty/) */
+	uint64_t tty_scrollback_lines; /* lines of scrollback it keeps */
+	bool tty_rc;		       /* its bash reads its rc files */
+
 	bool default_session;
 	int log_level; /* syslog level */
 	char **env;    /* "NAME=value" every session starts with */

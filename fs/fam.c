@@ -1,5 +1,6 @@
 /*
- * fam.c - the open file and the replies the file families share.
+ * fam.c - the open file and the replies the file families share, the
+ * streams (output that waits at its end) among them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,8 @@ void fh_free(struct fh *fh)
 {
 	fh_unwatch(fh);
 	fh_set_run(fh, NULL);
+	if (fh->priv_free)
+		fh->priv_free(fh->priv);
 	if (fh->fd >= 0)
 		close(fh->fd);
 	if (fh->fd_out >= 0)
@@ -212,6 +215,39 @@ void fam_read_or_park(fuse_req_t req, struct fh *fh,
 		      off_t off, bool (*try)(struct park *))
 {
 	answer_or_park(req, fh, waiters, size, off, try, true);
+}
+
+struct list *fam_run_waiters(struct fh *fh)
+{
+	return &fh->r->waiters;
+}
+
+static bool try_stream(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct run *r = fh->r;
+	uint64_t off = (uint64_t)p->off;
+
+	if (r && r->all.size > off) {
+		fh->cursor = off + fam_reply_output(p->req, fh, p->size, off);
+		return true;
+	}
+	if (r && run_active(r))
+		return false;
+	fh->cursor = off;
+	fuse_reply_buf(p->req, NULL, 0);
+	return true;
+}
+
+void fam_stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_read_or_park(req, fh, fam_run_waiters, size, off, try_stream);
+}
+
+/* poll knows no offset: the end of the latest read stands for it. */
+bool fam_stream_readable(const struct fh *fh)
+{
+	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
 }
 
 /* The thread group of thread tid, from /proc (0: unknown). */

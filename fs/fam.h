@@ -1,8 +1,8 @@
 /*
  * fam.h - what the file families share (fs/fam_*.c): the open file, the
- * replies of text, spool files and directory listings, written bytes
- * gathered until they are applied, and parked answers. Families call
- * these; this module calls no family.
+ * replies of text, spool files, streams and directory listings, written
+ * bytes gathered until they are applied, and parked answers. Families
+ * call these; this module calls no family.
  */
 #ifndef SFS_FAM_H
 #define SFS_FAM_H
@@ -45,6 +45,8 @@ struct fh {
 	uid_t uid;		    /* and as whom */
 	gid_t gid;
 	struct list link; /* every open file (fh_free_all) */
+	void *priv;	  /* a family's own state of the open file */
+	void (*priv_free)(void *priv);
 };
 
 static inline struct fh *fh_of(const struct fuse_file_info *fi)
@@ -92,6 +94,15 @@ void fam_answer_or_park(fuse_req_t req, struct fh *fh,
 void fam_read_or_park(fuse_req_t req, struct fh *fh,
 		      struct list *(*waiters)(struct fh *fh), size_t size,
 		      off_t off, bool (*try)(struct park *));
+/* What a blocked request on a run's file waits on: the run's changes
+ * (park_wake). Asked only when it would block, so when fh has a run that
+ * is active. */
+struct list *fam_run_waiters(struct fh *fh);
+/* A stream (a run's, a process's, the terminal's): fh's run's output, a
+ * read at its end waiting for more until the run ends, then EOF; with no
+ * run, EOF at once. Its poll: readable past the end of the latest read. */
+void fam_stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+bool fam_stream_readable(const struct fh *fh);
 /* True when req (a close) comes from the process that opened fh, or
  * when either is not visible to the daemon (pid 0). */
 bool fam_by_opener(fuse_req_t req, const struct fh *fh);

@@ -13,14 +13,6 @@
 #include "fam_run.h"
 #include "sessions/names.h"
 
-/* What a blocked request on a run's file waits on: the run's changes
- * (park_wake). Asked only when it would block, so when it has a run that
- * is active. */
-static struct list *run_waiters(struct fh *fh)
-{
-	return &fh->r->waiters;
-}
-
 static off_t cmd_size(const struct node *n)
 {
 	return n->r ? (off_t)n->r->cmd_len : 0;
@@ -130,7 +122,7 @@ static int cmd_flush(fuse_req_t req, struct fh *fh)
 			     .fh = fh,
 			     .retry = try_flush,
 			     .interrupted = flush_interrupted };
-	if (!try_flush(&how) && !park_add(run_waiters(fh), &how))
+	if (!try_flush(&how) && !park_add(fam_run_waiters(fh), &how))
 		fuse_reply_err(req, ENOMEM);
 	return FOPS_LATER;
 }
@@ -195,39 +187,11 @@ static off_t stream_size(const struct node *n)
 	return n->r ? (off_t)n->r->all.size : 0;
 }
 
-static bool try_stream(struct park *p)
-{
-	struct fh *fh = p->fh;
-	struct run *r = fh->r;
-	uint64_t off = (uint64_t)p->off;
-
-	if (r && r->all.size > off) {
-		fh->cursor = off + fam_reply_output(p->req, fh, p->size, off);
-		return true;
-	}
-	if (r && run_active(r))
-		return false;
-	fh->cursor = off;
-	fuse_reply_buf(p->req, NULL, 0);
-	return true;
-}
-
-static void stream_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_read_or_park(req, fh, run_waiters, size, off, try_stream);
-}
-
-/* poll knows no offset: the end of the latest read stands for it. */
-static bool stream_readable(const struct fh *fh)
-{
-	return !fh->r || !run_active(fh->r) || fh->r->all.size > fh->cursor;
-}
-
 const struct fops fam_stream_ops = {
 	.size = stream_size,
-	.read = stream_read,
-	.readable = stream_readable,
-	.waiters = run_waiters,
+	.read = fam_stream_read,
+	.readable = fam_stream_readable,
+	.waiters = fam_run_waiters,
 };
 
 static char *exit_text(const struct node *n, size_t *len)
@@ -251,7 +215,7 @@ static bool try_exit(struct park *p)
 
 static void exit_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	fam_read_or_park(req, fh, run_waiters, size, off, try_exit);
+	fam_read_or_park(req, fh, fam_run_waiters, size, off, try_exit);
 }
 
 static bool exit_readable(const struct fh *fh)
@@ -263,7 +227,7 @@ const struct fops fam_exit_ops = {
 	.text = exit_text,
 	.read = exit_read,
 	.readable = exit_readable,
-	.waiters = run_waiters,
+	.waiters = fam_run_waiters,
 };
 
 static char *status_text(const struct node *n, size_t *len)

@@ -11,6 +11,7 @@
 #include "fam_procs.h"
 #include "fam_run.h"
 #include "fam_session.h"
+#include "fam_tty.h"
 #include "sessions/ctl.h"
 
 static char *cwd_text(const struct node *n, size_t *len)
@@ -97,6 +98,7 @@ static const struct fent session_tab[] = {
 	 * indexed is the last walked, procs/NAME's */
 	{ "contexts", FT_CTXS, FENT_DIR, &fam_ctxs_ops, 0, HOME_DIR },
 	{ "procs", FT_PROCS, FENT_DIR, &fam_procs_ops, 0, HOME_DIR },
+	{ "tty", FT_TTY, FENT_DIR, &fam_tty_ops, 0, HOME_DIR },
 	{ 0 },
 };
 

@@ -32,18 +32,26 @@ static void on_interrupt(fuse_req_t req, void *data)
 static void park_free(struct park *p)
 {
 	free(p->name);
+	free((char *)p->data);
 	free(p);
 }
 
-/* A copy of *how in list l, interruptible when it has a request. */
+/* A copy of *how (with its data) in list l, interruptible when it has a
+ * request. */
 static struct park *park_in(struct list *l, const struct park *how)
 {
 	struct park *p = malloc(sizeof(*p));
+	char *data = how->data ? malloc(how->size ? how->size : 1) : NULL;
 
-	if (!p)
+	if (!p || (how->data && !data)) {
+		free(p);
+		free(data);
 		return NULL;
+	}
 	*p = *how;
 	p->name = NULL;
+	if (data)
+		p->data = memcpy(data, how->data, how->size);
 	list_add_tail(l, &p->link);
 	if (p->req)
 		fuse_req_interrupt_func(p->req, on_interrupt, p);

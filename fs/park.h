@@ -1,6 +1,7 @@
 /*
  * park.h - requests whose reply waits: a read of `exit` or `stream`, the
  * close of `cmd` and poll watches on those files wait for their run; a
+ * write to a terminal's full input queue waits for room; a
  * request about a session's env/ made between the end of a run and the
  * shell's report of its variables is held until they are known (a
  * fraction of a millisecond later), then done again. They cost only this
@@ -21,6 +22,9 @@ struct park {
 	void *fh;
 	size_t size;
 	off_t off;
+	/* A parked write's size bytes: park_add keeps a copy (libfuse's
+	 * buffer is the request's only until its handler returns). */
+	const char *data;
 	/* Tries to answer; returns true once it has replied. A held request
 	 * is done again: its retry always answers. */
 	bool (*retry)(struct park *p);
@@ -35,9 +39,10 @@ struct park {
 	struct fuse_file_info fi;
 };
 
-/* Parks a copy of *how in waiters (a run's, or any list a family keeps
- * for what its readers wait on) until its retry succeeds (a poll watch
- * has no request). Returns the record, or NULL on ENOMEM. */
+/* Parks a copy of *how (and of its data, if any) in waiters (a run's,
+ * or any list a family keeps for what its readers and writers wait on)
+ * until its retry succeeds (a poll watch has no request). Returns the
+ * record, or NULL on ENOMEM. */
 struct park *park_add(struct list *waiters, const struct park *how);
 /* Drops a parked record that has no request waiting on it. */
 void park_cancel(struct park *p);

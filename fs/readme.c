@@ -30,6 +30,8 @@ const char fsn_readme[] =
 	"javascript):\n"
 	"                        write code, read result, results/N/png, "
 	"error\n"
+	"    tty/                the session's terminal: write input or keys,\n"
+	"                        read screen, expect (a regex) or quiet\n"
 	"  health metrics        counts for probes and scrapers (metrics in\n"
 	"                        the Prometheus text format)\n"
 	"\n"

@@ -56,6 +56,21 @@ enum ft {
 	FT_PROCCTL, /* procs/NAME/ctl */
 	FT_HEALTH,  /* health (fs/fam_health.c) */
 	FT_METRICS, /* metrics (fs/fam_health.c) */
+	FT_TTY,	    /* a session's tty/ (fs/fam_tty.c) and its files: */
+	FT_TTYINPUT,
+	FT_TTYKEYS,
+	FT_TTYOUTPUT,
+	FT_TTYSTREAM,
+	FT_TTYSCREEN,
+	FT_TTYSCROLLBACK,
+	FT_TTYCURSOR,
+	FT_TTYSIZE,
+	FT_TTYTITLE,
+	FT_TTYSTATUS,
+	FT_TTYCTL,
+	FT_TTYEXPECT,
+	FT_TTYQUIET,
+	FT_TTYCAST,
 	/* contexts/ (fs/fam_ctx.c, fs/fam_ctxout.c) */
 	FT_CTXS,
 	FT_CTX,

@@ -10,6 +10,7 @@
 #include "conf/conf.h"
 #include "kill.h"
 #include "sess.h"
+#include "tty.h"
 #include "shell.h"
 
 /* How long a killed run may stay in the shell once its processes are
@@ -216,7 +217,7 @@ static bool anything_running(void)
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		if (s->active && s->active->state == RUN_RUNNING)
 			return true;
-		if (contain_signal(&s->cg, 0, s->pid) > 0)
+		if (contain_signal(&s->cg, 0, s->pid) > 0 || tty_alive(s->tty))
 			return true;
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
@@ -256,6 +257,8 @@ void sess_killall(void (*cb)(void *), void *arg)
 
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		sess_kill_run(s, SIGTERM, END_KILLED);
+		if (s->tty && tty_kill(s->tty, SIGHUP) == 0)
+			tty_kill(s->tty, SIGTERM); /* bash -i ignores TERM */
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
 			proc_signal(list_entry(l, struct run, link), SIGTERM);

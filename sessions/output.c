@@ -59,10 +59,12 @@ static void open_spools(struct run *r)
 static void report_cut(struct run *r, const char *stream,
 		       const struct spool *sp)
 {
-	const char *what = r->is_proc ? "procs/" : "run ";
+	const char *what = r->is_proc ? "procs/" : r->is_tty ? "" : "run ";
 
 	if (!r->sess)
 		return;
+	if (r->is_tty)
+		stream = "output";
 	if (sp->cut == SPOOL_LIMIT)
 		sess_error(r->sess,
 			   "%s%s: %s cut at %llu bytes: max_output_bytes", what,
@@ -122,6 +124,14 @@ static void keep(struct run *r, unsigned stream, size_t n)
 	size_t kept = spool_keep(r, stream, iobuf, n, &at);
 
 	index_add(r, stream, at, kept);
+}
+
+void output_keep(struct run *r, const char *buf, size_t n)
+{
+	uint64_t at;
+	size_t kept = spool_keep(r, 1, buf, n, &at);
+
+	index_add(r, 1, at, kept);
 }
 
 /* Where the next slice of buf (len bytes, pos of them done) ends: near

@@ -10,6 +10,8 @@
 /* Watches fd (made non-blocking) as r's pipe w (r->pipe_o or r->pipe_e).
  * Returns 0 or -errno. */
 int output_watch(struct run *r, struct loop_watch *w, int fd);
+/* Keeps n bytes as r's stdout, as a pipe's would be (tty output). */
+void output_keep(struct run *r, const char *buf, size_t n);
 /* Takes what the pipe still holds, then closes it. */
 void output_close(struct run *r, struct loop_watch *w);
 

@@ -65,6 +65,8 @@ struct run {
 	/* Background processes (procs/NAME) are runs started apart from the
 	 * shell; these fields are theirs. */
 	bool is_proc;
+	/* A terminal's output (tty.c) is a run that is never queued. */
+	bool is_tty;
 	struct contain cg;     /* the process's own cgroup */
 	bool want_stdin;       /* stdin was opened for writing before start */
 	struct strbuf stdin_q; /* bytes not yet taken by the process */

@@ -21,6 +21,7 @@
 #include "runs.h"
 #include "sess.h"
 #include "table.h"
+#include "tty.h"
 
 /* How often a dying session looks whether its processes are gone. */
 #define DYING_POLL_MS 10
@@ -152,6 +153,7 @@ static void finalize(struct sess *s)
 		sess_env_ready_hook(s);
 	proc_free_all(s);
 	ctx_free_all(s);
+	tty_free(s);
 	chores_forget(s);
 	loop_timer_del(&s->run_timer);
 	loop_timer_del(&s->dying_timer);
@@ -180,7 +182,7 @@ static void finalize(struct sess *s)
 /* Finalizes s when nothing of it runs any more. Returns true if freed. */
 static bool try_finalize(struct sess *s)
 {
-	if (s->pid || !contain_empty(&s->cg))
+	if (s->pid || tty_alive(s->tty) || !contain_empty(&s->cg))
 		return false;
 	finalize(s);
 	return true;
@@ -203,6 +205,8 @@ static void on_dying_timer(struct loop_timer *t)
 		contain_kill(&s->cg);
 		if (s->pid)
 			kill(s->pid, SIGKILL);
+		if (s->tty)
+			tty_kill(s->tty, SIGKILL);
 		s->hard_killed = true;
 	}
 	loop_timer_add(t, now + DYING_POLL_MS, on_dying_timer, s);
@@ -222,6 +226,7 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 		close(s->ctl_fd);
 	s->ctl_fd = -1;
 	contain_signal(&s->cg, SIGTERM, 0);
+	tty_hangup(s->tty);
 	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
 		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
 			       0);

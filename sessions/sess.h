@@ -22,6 +22,8 @@
 #include "run.h"
 #include "strbuf.h"
 
+struct tty;
+
 struct sess {
 	uint64_t id; /* object id */
 	char name[NAME_MAX_LEN + 1];
@@ -70,6 +72,7 @@ struct sess {
 	unsigned nctxs;
 
 	struct errlog errs;
+	struct tty *tty; /* its terminal (tty/), made at first use */
 
 	struct contain cg;
 	bool dying, hard_killed, is_default;

@@ -9,6 +9,9 @@ packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 	ninja-build pkg-config curl psmisc bash-builtins)
 # t51 runs the mount inside a bwrap sandbox; t52 parses the container examples' yaml
 packages+=(bubblewrap python3-yaml)
+# the terminal's screen (tty/) is libvterm's; t60 drives vim, less and top
+# in it, and bench/tty compares with util-linux's script
+packages+=(libvterm-dev vim less procps bsdutils)
 # the examples are run too: Python and Node.js (unless already on PATH)
 command -v python3 >/dev/null || packages+=(python3)
 command -v node >/dev/null || packages+=(nodejs)

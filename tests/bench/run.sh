@@ -8,8 +8,10 @@
 # against a spawn, pexpect and a bash on pipes), sessions_1000 (making
 # 1000 sessions, their memory, the tree with a reader blocked on each)
 # stream_latency (a printed byte reaching a reader of stream, against
-# a pipe) and contexts (code contexts: a round trip against a Jupyter
-# kernel, a matplotlib plot against savefig, their idle memory).
+# a pipe), contexts (code contexts: a round trip against a Jupyter
+# kernel, a matplotlib plot against savefig, their idle memory) and tty
+# (a session's terminal: cat of 100 MiB, reads of its screen, a key to
+# its echo, against script(1) and a PTY of its own).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -23,8 +25,8 @@
 # SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
-# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N and CONTEXTS_PLOT_N
-# change the sizes.
+# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
+# TTY_MIB, TTY_SCREEN_N and TTY_KEY_N change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -36,7 +38,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts"
+all+=" stream_latency peers contexts tty"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -169,22 +171,9 @@ fi
 bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
-# contexts wants a python3 with matplotlib and jupyter_client (Debian's,
-# when the one on PATH has not)
-ctxpy=python3
-python3 -c 'import matplotlib, jupyter_client' 2>/dev/null ||
-	ctxpy=/usr/bin/python3
-bench contexts 300 "$ctxpy" -Bu "$here/contexts.py" "$mnt" "$pid"
-if wants peers && ! { python3 -c 'import pexpect' 2>/dev/null && command -v tmux >/dev/null; }; then
-	echo "run.sh: peers needs pexpect and tmux" \
-		"(tests/install-deps.sh installs python3-pexpect and tmux)" >&2
-	status=1
-else
-	# 5 ways a round, back to back and after 20 ms, then after 1 s
-	np=${PEERS_N:-200} np1=${PEERS_N1S:-10}
-	bench peers $((120 + np / 2 + np1 * 10)) \
-		python3 -Bu "$here/peers.py" "$mnt" "$pid"
-fi
+# daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
+# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
+# TTY_MIB, TTY_SCREEN_N and TTY_KEY_N change the sizes.
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

@@ -1,5 +1,6 @@
 /* test_fam.c - what the file families share: bytes written at offsets
- * (cmd), truncation, and lines carried out all or nothing (ctl). */
+ * (cmd), truncation, lines carried out all or nothing (ctl), and the
+ * bytes of a parked write. */
 #include <errno.h>
 #include <stddef.h>
 #include "conf/conf.h"
@@ -122,6 +123,36 @@ START_TEST(lines_at_close)
 }
 END_TEST
 
+static char seen[4];
+static int tries;
+
+static bool take(struct park *p)
+{
+	memcpy(seen, p->data, p->size);
+	return ++tries == 2;
+}
+
+/* A parked write keeps a copy of its bytes (libfuse's buffer is gone
+ * once the handler returns), until its retry answers. */
+START_TEST(park_keeps_data)
+{
+	struct list waiters = LIST_INIT(waiters);
+	char buf[] = "abc";
+	struct park how = { .size = 3, .data = buf, .retry = take };
+	struct park *p = park_add(&waiters, &how);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_ne(p->data, buf);
+	memcpy(buf, "xyz", 3);
+	park_wake_list(&waiters);
+	ck_assert(memcmp(seen, "abc", 3) == 0);
+	ck_assert(!list_empty(&waiters));
+	park_wake_list(&waiters);
+	ck_assert_int_eq(tries, 2);
+	ck_assert(list_empty(&waiters));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fam");
@@ -132,6 +163,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, too_long);
 	tcase_add_test(tc, lines_all_or_nothing);
 	tcase_add_test(tc, lines_at_close);
+	tcase_add_test(tc, park_keeps_data);
 	suite_add_tcase(s, tc);
 	return s;
 }

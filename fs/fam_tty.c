@@ -1,0 +1,696 @@
+/*
+ * fam_tty.c - a session's tty/: the terminal's files. Writes to input and
+ * keys (and ctl restart) start the terminal when it is not running;
+ * nothing else does (no lookup, stat, readdir nor read: a walker of the
+ * tree would start a shell in every session). Reads of stream, expect
+ * and quiet, and writes to a full input queue, wait (parked in the
+ * waiters of the terminal's output) until they can answer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fam.h"
+#include "fam_tty.h"
+#include "sessions/ctl.h"
+#include "sessions/names.h"
+#include "sessions/tty.h"
+
+/* What an open file of tty/ keeps: the pattern and deadline of its
+ * expect (0: from its first read or poll), where its read of
+ * recording.cast is. */
+struct ttyfh {
+	regex_t re;
+	bool has_re;
+	uint64_t ms;
+	int64_t deadline;
+	struct cast_reader cast; /* recording.cast's */
+};
+
+static void ttyfh_free(void *p)
+{
+	struct ttyfh *x = p;
+
+	if (x && x->has_re)
+		regfree(&x->re);
+	if (x)
+		cast_reader_free(&x->cast);
+	free(x);
+}
+
+static struct ttyfh *ttyfh(struct fh *fh)
+{
+	if (!fh->priv && (fh->priv = calloc(1, sizeof(struct ttyfh))))
+		fh->priv_free = ttyfh_free;
+	return fh->priv;
+}
+
+/* The terminal of fh's session, if it has one. */
+static struct tty *tty_fh(const struct fh *fh)
+{
+	struct sess *s = sess_get(fh->sid);
+
+	return s ? s->tty : NULL;
+}
+
+/* Starts the terminal of n's session unless it runs (a write to input
+ * or keys). */
+static int start(struct node *n)
+{
+	struct tty *t = tty_of(n->s);
+
+	return t ? tty_start(t) : -ENOMEM;
+}
+
+/* A reader follows the output of the terminal as it is at the open: the
+ * one running, or the one that exited (kept until a write starts anew),
+ * or none (never started: empty, EOF at once). */
+static int follow_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	const struct tty *t = n->s->tty;
+
+	(void)fi;
+	if (t && t->out)
+		fh_set_run(fh, t->out);
+	return 0;
+}
+
+/* For a poll of expect or quiet before a read: the file follows the
+ * terminal's output from then (a file that follows an older one is
+ * readable: its reads answer at once). */
+static struct list *poll_waiters(struct fh *fh)
+{
+	struct tty *t = tty_fh(fh);
+
+	if (!fh->r && t && t->out)
+		fh_set_run(fh, t->out);
+	return &fh->r->waiters;
+}
+
+/* Whether a read of expect or quiet waits on fh's terminal: it runs and
+ * fh follows its output (or will). */
+static struct tty *waits_on(const struct fh *fh)
+{
+	struct tty *t = tty_fh(fh);
+
+	if (!t || !t->term || !t->out || t->state != TTY_RUNNING ||
+	    (fh->r && fh->r != t->out) || fh->text)
+		return NULL;
+	return t;
+}
+
+/* Parses keys and, with t, sends them. */
+static int keys_send(struct tty *t, const char *buf, size_t size, size_t *bad,
+		     size_t *blen)
+{
+	struct keys_seq seq = { calloc(size + 1, sizeof(struct keys_item)), 0,
+				malloc(size + 1), 0 };
+	int rc = seq.items && seq.text ?
+			 keys_parse(buf, size, &seq, bad, blen) :
+			 -ENOMEM;
+
+	if (rc == 0 && t)
+		rc = tty_keys(t, &seq);
+	free(seq.items);
+	free(seq.text);
+	return rc;
+}
+
+/* Sends what was written to input or keys (keys already checked). */
+static int send(const struct fh *fh, struct tty *t, const char *buf,
+		size_t size)
+{
+	size_t bad, blen;
+
+	if (fh->fe->ft == FT_TTYINPUT)
+		return tty_input(t, buf, size);
+	return keys_send(t, buf, size, &bad, &blen);
+}
+
+/* A parked write: sent once the queue has room, or failed once the
+ * terminal is gone. */
+static bool try_send(struct park *p)
+{
+	struct tty *t = tty_fh(p->fh);
+	int rc = t ? send(p->fh, t, p->data, p->size) : -EIO;
+
+	if (rc == -EAGAIN)
+		return false;
+	if (rc < 0)
+		fuse_reply_err(p->req, -rc);
+	else
+		fuse_reply_write(p->req, p->size);
+	return true;
+}
+
+/* Starts the terminal and sends buf; a blocking writer to a full queue
+ * waits until the terminal has taken enough of it (Ctrl-C: EINTR). */
+static int start_send(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size)
+{
+	struct park how = { .req = req, .fh = fh, .size = size, .data = buf };
+	int rc = start(n);
+
+	if (rc == 0)
+		rc = send(fh, n->s->tty, buf, size);
+	if (rc != -EAGAIN || (fh->flags & O_NONBLOCK))
+		return rc;
+	fh_set_run(fh, n->s->tty->out); /* the list outlives the record */
+	how.retry = try_send;
+	return park_add(fam_run_waiters(fh), &how) ? FOPS_LATER : -ENOMEM;
+}
+
+static int input_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size, off_t off)
+{
+	(void)off;
+	return start_send(req, fh, n, buf, size);
+}
+
+static const struct fops input_ops = { .write = input_write };
+
+static int keys_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	size_t bad = 0, blen = 0;
+	int rc = keys_send(NULL, buf, size, &bad, &blen);
+
+	(void)off;
+	if (rc == -EINVAL)
+		sess_error(n->s,
+			   "tty/keys: '%.*s' is not a key name; nothing of "
+			   "this write was sent",
+			   (int)(blen > 80 ? 80 : blen), buf + bad);
+	return rc < 0 ? rc : start_send(req, fh, n, buf, size);
+}
+
+static const struct fops keys_ops = { .write = keys_write };
+
+static off_t output_size(const struct node *n)
+{
+	const struct tty *t = n->s->tty;
+
+	return t && t->out ? (off_t)t->out->out.size : 0;
+}
+
+static void output_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "out", fh->r ? fh->r->out.size : 0, size, off);
+}
+
+static const struct fops output_ops = { .size = output_size,
+					.open = follow_open,
+					.read = output_read };
+
+/* Output that waits at its end, as a run's stream (tail -f follows it). */
+static off_t stream_size(const struct node *n)
+{
+	const struct tty *t = n->s->tty;
+
+	return t && t->out ? (off_t)t->out->all.size : 0;
+}
+
+static const struct fops stream_ops = { .size = stream_size,
+					.open = follow_open,
+					.read = fam_stream_read,
+					.readable = fam_stream_readable,
+					.waiters = fam_run_waiters };
+
+static char *screen_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+
+	if (t && t->term)
+		return term_screen(t->term, len);
+	*len = 0;
+	return strdup(""); /* never started: nothing */
+}
+
+static const struct fops screen_ops = { .text = screen_text };
+
+static char *scrollback_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+
+	if (t && t->term)
+		return term_scrollback(t->term, len);
+	*len = 0;
+	return strdup(""); /* never started: nothing */
+}
+
+static const struct fops scrollback_ops = { .text = scrollback_text };
+
+static char *cursor_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+	int row = 1, col = 1;
+	bool visible = true;
+
+	if (t && t->term)
+		term_cursor(t->term, &row, &col, &visible);
+	sb_addf(&b, "%d %d %s\n", row, col, visible ? "visible" : "hidden");
+	return sb_take(&b, len);
+}
+
+static const struct fops cursor_ops = { .text = cursor_text };
+
+static char *size_text(const struct node *n, size_t *len)
+{
+	const struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%d %d\n", t ? t->cols : 80, t ? t->rows : 24);
+	return sb_take(&b, len);
+}
+
+/* "COLS ROWS" (or COLSxROWS), each 1..TTY_SIZE_MAX. */
+static int parse_size(const char *p, size_t len, int *cols, int *rows)
+{
+	char buf[64], *end;
+	long c, r;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	c = strtol(buf, &end, 10);
+	if (end == buf || (*end != ' ' && *end != 'x'))
+		return -EINVAL;
+	p = end + 1;
+	r = strtol(p, &end, 10);
+	if (end == p || *end != '\0' || c < 1 || c > TTY_SIZE_MAX || r < 1 ||
+	    r > TTY_SIZE_MAX)
+		return -EINVAL;
+	*cols = (int)c;
+	*rows = (int)r;
+	return 0;
+}
+
+static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
+		      const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	int cols, rows;
+	size_t len;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	if (parse_size(fh->w.p, len, &cols, &rows) < 0) {
+		sess_error(n->s,
+			   "tty/size: '%.*s' is not COLS ROWS, each 1 to %d",
+			   (int)(len > 80 ? 80 : len), fh->w.p, TTY_SIZE_MAX);
+		fh->w.len = 0;
+		return -EINVAL;
+	}
+	fh->w.len = 0;
+	tty_resize(t, cols, rows);
+	return 0;
+}
+
+static const struct fops size_ops = { .text = size_text, .write = size_write };
+
+static char *title_text(const struct node *n, size_t *len)
+{
+	struct tty *t = n->s->tty;
+	struct strbuf b = { 0 };
+	const char *title = t && t->term ? term_title(t->term) : "";
+
+	if (*title)
+		sb_addf(&b, "%s\n", title);
+	else
+		sb_add(&b, "", 0);
+	return sb_take(&b, len);
+}
+
+static const struct fops title_ops = { .text = title_text };
+
+static char *status_text(const struct node *n, size_t *len)
+{
+	return tty_status(n->s->tty, len);
+}
+
+static const struct fops status_ops = { .text = status_text };
+
+static bool is_word(const char *l, size_t len, const char *w)
+{
+	return len == strlen(w) && memcmp(l, w, len) == 0;
+}
+
+/* Checks one line written to tty/ctl, or carries it out. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
+		    bool apply)
+{
+	struct tty *t = tty_of(s);
+	struct ctl_cmd c = { .op = CTL_RESET };
+
+	(void)fh;
+	if (!t)
+		return -ENOMEM;
+	if (!is_word(line, len, "restart") &&
+	    !is_word(line, len, "clear-scrollback") &&
+	    (ctl_parse(line, len, &c) < 0 || c.op != CTL_KILL)) {
+		sess_error(s,
+			   "tty/ctl: '%.*s' is not kill [SIGNAL], restart or "
+			   "clear-scrollback; nothing of this write was done",
+			   (int)(len > 80 ? 80 : len), line);
+		return -EINVAL;
+	}
+	if (!apply)
+		return 0;
+	if (is_word(line, len, "restart"))
+		return tty_restart(t);
+	if (is_word(line, len, "clear-scrollback")) {
+		if (t->term)
+			term_clear_scrollback(t->term);
+	} else if (tty_kill(t, c.sig) == 0) {
+		sess_error(s, "tty: signal %d", c.sig);
+	}
+	return 0;
+}
+
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+
+/* "PATTERN [TIMEOUT_MS]": splits off the timeout when the last word is a
+ * number. */
+static void split_timeout(const char *p, size_t *len, uint64_t *ms)
+{
+	size_t i = *len;
+	uint64_t v = 0;
+
+	while (i > 0 && p[i - 1] >= '0' && p[i - 1] <= '9')
+		i--;
+	if (i == *len || i < 2 || p[i - 1] != ' ' || *len - i > 9)
+		return;
+	for (size_t j = i; j < *len; j++)
+		v = v * 10 + (uint64_t)(p[j] - '0');
+	*ms = v;
+	*len = i - 1;
+}
+
+/* Compiles pattern (len bytes) into re; an error line when it cannot. */
+static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
+{
+	char *z = strndup(pat, len), msg[128];
+	int rc = z ? regcomp(re, z, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
+
+	if (rc != 0) {
+		regerror(rc, re, msg, sizeof(msg));
+		sess_error(s, "tty/expect: '%.*s' is not an extended regex: %s",
+			   (int)(len > 80 ? 80 : len), pat, msg);
+	}
+	free(z);
+	return rc == 0 ? 0 : rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+}
+
+static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
+			const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	uint64_t ms = TTY_EXPECT_MS;
+	size_t len;
+	regex_t re;
+	char *pat;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	split_timeout(fh->w.p, &len, &ms);
+	rc = compile(n->s, fh->w.p, len, &re);
+	if (rc == 0)
+		regfree(&re);
+	pat = rc == 0 ? strndup(fh->w.p, len) : NULL;
+	fh->w.len = 0;
+	if (rc == 0 && !pat)
+		rc = -ENOMEM;
+	if (rc < 0)
+		return rc;
+	free(t->expect);
+	t->expect = pat;
+	t->expect_ms = ms;
+	return 0;
+}
+
+/* Answers with text (kept in fh for the reads after it). */
+static void answer_text(struct park *p, char *text, size_t len)
+{
+	struct fh *fh = p->fh;
+
+	free(fh->text);
+	fh->text = text;
+	fh->tlen = text ? len : 0;
+	fam_reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
+}
+
+static bool try_expect(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct ttyfh *x = fh->priv;
+	struct tty *t = tty_fh(fh);
+	char *line = t && t->term ?
+			     term_match(t->term, &x->re, &(size_t){ 0 }) :
+			     NULL;
+
+	if (line) {
+		answer_text(p, line, strlen(line));
+		return true;
+	}
+	if (!t || t->state != TTY_RUNNING || fh->r != t->out) {
+		fuse_reply_err(p->req, EPIPE);
+		return true;
+	}
+	if (loop_now_ms() >= x->deadline) {
+		fuse_reply_err(p->req, ETIMEDOUT);
+		return true;
+	}
+	tty_wake_at(t, x->deadline);
+	return false;
+}
+
+/* An open for reading takes the pattern last written and its timeout,
+ * which counts from the first read or poll (a reader may open it before
+ * it types what it waits for). */
+static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	struct ttyfh *x = ttyfh(fh);
+	struct tty *t = n->s->tty;
+
+	if (!x)
+		return -ENOMEM;
+	if ((fi->flags & O_ACCMODE) == O_WRONLY || !t || !t->expect)
+		return 0;
+	if (compile(n->s, t->expect, strlen(t->expect), &x->re) < 0)
+		return -EINVAL;
+	x->has_re = true;
+	x->ms = t->expect_ms;
+	if (t->out)
+		fh_set_run(fh, t->out);
+	return 0;
+}
+
+/* The timeout starts at the first read or poll. */
+static void expect_begin(struct ttyfh *x)
+{
+	if (x->deadline == 0)
+		x->deadline = loop_now_ms() + (int64_t)x->ms;
+}
+
+/* Waits for a row that matches; the reads after it read that row. With
+ * no pattern written before the open: EINVAL (and no error line: a
+ * reader such as grep -r changes nothing). */
+static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct ttyfh *x = fh->priv;
+
+	if (x && x->has_re)
+		expect_begin(x);
+	if (fh->text)
+		fam_reply_text(req, fh->text, fh->tlen, size, off);
+	else if (!x || !x->has_re)
+		fuse_reply_err(req, EINVAL);
+	else
+		fam_read_or_park(req, fh, fam_run_waiters, size, off,
+				 try_expect);
+}
+
+/* poll: a match or the timeout. */
+static bool expect_readable(const struct fh *fh)
+{
+	struct ttyfh *x = fh->priv;
+	struct tty *t = waits_on(fh);
+	size_t len;
+	char *line;
+
+	if (!t || !x || !x->has_re)
+		return true;
+	expect_begin(x);
+	line = term_match(t->term, &x->re, &len);
+	free(line);
+	if (line || loop_now_ms() >= x->deadline)
+		return true;
+	tty_wake_at(t, x->deadline);
+	return false;
+}
+
+static const struct fops expect_ops = { .write = expect_write,
+					.open = expect_open,
+					.read = expect_read,
+					.readable = expect_readable,
+					.waiters = poll_waiters };
+
+static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
+		       const char *buf, size_t size, off_t off)
+{
+	struct tty *t = tty_of(n->s);
+	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
+	unsigned long long ms;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+	if (rc < 0 || ms > 3600000) {
+		sess_error(n->s,
+			   "tty/quiet: '%.*s' is not a number of milliseconds "
+			   "(at most 3600000)",
+			   (int)fam_value_len(&fh->w), fh->w.p);
+		fh->w.len = 0;
+		return -EINVAL;
+	}
+	fh->w.len = 0;
+	t->quiet_ms = ms;
+	return 0;
+}
+
+static bool try_quiet(struct park *p)
+{
+	struct fh *fh = p->fh;
+	struct ttyfh *x = fh->priv;
+	struct tty *t = tty_fh(fh);
+	size_t len = 0;
+	int64_t at;
+	char *text;
+
+	if (!t || !t->term) {
+		answer_text(p, strdup(""), 0);
+		return true;
+	}
+	/* quiet counts from the read too: keys just written may not have
+	 * been echoed yet */
+	at = (t->last_out_ms > x->deadline ? t->last_out_ms : x->deadline) +
+	     (int64_t)t->quiet_ms;
+	if (t->state == TTY_RUNNING && fh->r == t->out && loop_now_ms() < at) {
+		tty_wake_at(t, at);
+		return false;
+	}
+	text = term_screen(t->term, &len);
+	answer_text(p, text, len);
+	return true;
+}
+
+static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct ttyfh *x = ttyfh(fh);
+	struct tty *t = tty_fh(fh);
+
+	if (fh->text && off > 0) {
+		fam_reply_text(req, fh->text, fh->tlen, size, off);
+		return;
+	}
+	if (!x) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	x->deadline = loop_now_ms(); /* here: when the read began */
+	if (t && fh->r != t->out)
+		fh_set_run(fh, t->out);
+	fam_read_or_park(req, fh, fam_run_waiters, size, off, try_quiet);
+}
+
+/* poll: nothing printed for quiet ms. */
+static bool quiet_readable(const struct fh *fh)
+{
+	struct tty *t = waits_on(fh);
+	int64_t at;
+
+	if (!t)
+		return true;
+	at = t->last_out_ms + (int64_t)t->quiet_ms;
+	if (loop_now_ms() >= at)
+		return true;
+	tty_wake_at(t, at);
+	return false;
+}
+
+static const struct fops quiet_ops = { .write = quiet_write,
+				       .read = quiet_read,
+				       .readable = quiet_readable,
+				       .waiters = poll_waiters };
+
+/* The recording of the terminal's output as of the open (none: a header
+ * alone). */
+static int cast_file_open(struct fh *fh, struct node *n,
+			  struct fuse_file_info *fi)
+{
+	const struct tty *t = n->s->tty;
+
+	(void)fi;
+	if (!ttyfh(fh))
+		return -ENOMEM;
+	if (t && t->out)
+		fh_set_run(fh, t->out);
+	return 0;
+}
+
+static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
+			   off_t off)
+{
+	static const struct cast none = { .fd = -1, .cols = 80, .rows = 24 };
+	struct ttyfh *x = fh->priv;
+	const struct tty *t = tty_fh(fh);
+	const struct cast *c = t && fh->r && t->out == fh->r ? &t->cast : &none;
+	int fd = c == &none ? -1 : fh_spool(fh, &fh->fd, "out");
+	const char *p = NULL;
+	ssize_t n = cast_read(c, fd, fd < 0 ? 0 : fh->r->out.size, &x->cast,
+			      (uint64_t)off, size, &p);
+
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, p, (size_t)n);
+}
+
+/* stat size 0 (no size nor text): it is made as it is read */
+static const struct fops cast_ops = { .open = cast_file_open,
+				      .read = cast_file_read };
+
+static const struct fent tty_tab[] = {
+	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR },
+	{ "keys", FT_TTYKEYS, FENT_WO, &keys_ops, 0, HOME_DIR },
+	{ "output", FT_TTYOUTPUT, FENT_RO, &output_ops, 0, HOME_DIR },
+	{ "stream", FT_TTYSTREAM, FENT_RO, &stream_ops, 0, HOME_DIR },
+	{ "screen", FT_TTYSCREEN, FENT_RO, &screen_ops, 0, HOME_DIR },
+	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &scrollback_ops, 0,
+	  HOME_DIR },
+	{ "cursor", FT_TTYCURSOR, FENT_RO, &cursor_ops, 0, HOME_DIR },
+	{ "size", FT_TTYSIZE, FENT_RW, &size_ops, 0, HOME_DIR },
+	{ "title", FT_TTYTITLE, FENT_RO, &title_ops, 0, HOME_DIR },
+	{ "status", FT_TTYSTATUS, FENT_RO, &status_ops, 0, HOME_DIR },
+	{ "ctl", FT_TTYCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "expect", FT_TTYEXPECT, FENT_RW, &expect_ops, 0, HOME_DIR },
+	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR },
+	{ "recording.cast", FT_TTYCAST, FENT_RO, &cast_ops, 0, HOME_DIR },
+	{ 0 },
+};
+
+const struct fops fam_tty_ops = { .tab = tty_tab };

@@ -1,0 +1,305 @@
+/*
+ * term.c - a terminal's screen, scrollback, cursor and title, kept by
+ * libvterm (no emulator of our own): vterm_input_write of what the PTY
+ * printed, vterm_screen_get_text per row, sb_pushline into a bounded ring
+ * of lines, settermprop for the title, the cursor's visibility and the
+ * alternate screen; libvterm's output (answers to queries, encoded keys)
+ * goes back to the PTY through the caller's function.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <vterm.h>
+#include "strbuf.h"
+#include "term.h"
+
+struct term {
+	VTerm *vt;
+	VTermScreen *scr;
+	int cols, rows;
+	term_out_fn *out;
+	void *arg;
+	char *title;
+	bool altscreen, hidden;
+	char **sb; /* ring of sb_max lines: sb_n of them from sb_first */
+	size_t sb_max, sb_first, sb_n;
+	char *line; /* one row's text, room for cols cells */
+};
+
+/* Appends code point c as UTF-8. */
+static size_t put_utf8(char *p, uint32_t c)
+{
+	if (c < 0x80) {
+		p[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		p[0] = (char)(0xc0 | c >> 6);
+		p[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		p[0] = (char)(0xe0 | c >> 12);
+		p[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		p[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	p[0] = (char)(0xf0 | c >> 18);
+	p[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	p[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	p[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+static size_t trim(const char *p, size_t n)
+{
+	while (n && p[n - 1] == ' ')
+		n--;
+	return n;
+}
+
+/* A line that scrolled off the top: its text goes into the ring. */
+static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
+{
+	struct term *t = user;
+	size_t n = 0, slot;
+	char *buf, *copy;
+
+	if (t->sb_max == 0)
+		return 1;
+	buf = malloc((size_t)cols * VTERM_MAX_CHARS_PER_CELL * 4 + 1);
+	if (!buf)
+		return 0;
+	for (int c = 0; c < cols; c++) {
+		const VTermScreenCell *cell = &cells[c];
+
+		if (cell->chars[0] == 0)
+			buf[n++] = ' ';
+		for (int i = 0;
+		     i < VTERM_MAX_CHARS_PER_CELL && cell->chars[i] &&
+		     cell->chars[i] != (uint32_t)-1;
+		     i++)
+			n += put_utf8(buf + n, cell->chars[i]);
+		if (cell->width == 2)
+			c++; /* the wide character's second half */
+	}
+	n = trim(buf, n);
+	copy = realloc(buf, n + 1);
+	copy = copy ? copy : buf;
+	copy[n] = '\0';
+	if (t->sb_n == t->sb_max) {
+		free(t->sb[t->sb_first]);
+		t->sb_first = (t->sb_first + 1) % t->sb_max;
+		t->sb_n--;
+	}
+	slot = (t->sb_first + t->sb_n++) % t->sb_max;
+	t->sb[slot] = copy;
+	return 1;
+}
+
+static int settermprop(VTermProp prop, VTermValue *val, void *user)
+{
+	struct term *t = user;
+	char *s;
+
+	if (prop == VTERM_PROP_TITLE && val->string) {
+		s = strdup(val->string);
+		if (s) {
+			free(t->title);
+			t->title = s;
+		}
+	} else if (prop == VTERM_PROP_ALTSCREEN) {
+		t->altscreen = val->boolean;
+	} else if (prop == VTERM_PROP_CURSORVISIBLE) {
+		t->hidden = !val->boolean;
+	}
+	return 1;
+}
+
+static const VTermScreenCallbacks callbacks = {
+	.settermprop = settermprop,
+	.sb_pushline = sb_pushline,
+};
+
+static void on_output(const char *s, size_t len, void *user)
+{
+	struct term *t = user;
+
+	t->out(t->arg, s, len);
+}
+
+struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
+		      void *arg)
+{
+	struct term *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->cols = cols;
+	t->rows = rows;
+	t->out = out;
+	t->arg = arg;
+	t->sb_max = sb_max;
+	t->vt = vterm_new(rows, cols);
+	t->sb = sb_max ? calloc(sb_max, sizeof(*t->sb)) : NULL;
+	t->line = malloc((size_t)cols * VTERM_MAX_CHARS_PER_CELL * 4 + 1);
+	if (!t->vt || (sb_max && !t->sb) || !t->line) {
+		term_free(t);
+		return NULL;
+	}
+	vterm_set_utf8(t->vt, 1);
+	vterm_output_set_callback(t->vt, on_output, t);
+	t->scr = vterm_obtain_screen(t->vt);
+	vterm_screen_set_callbacks(t->scr, &callbacks, t);
+	vterm_screen_enable_altscreen(t->scr, 1);
+	vterm_screen_reset(t->scr, 1);
+	return t;
+}
+
+void term_free(struct term *t)
+{
+	if (!t)
+		return;
+	if (t->vt)
+		vterm_free(t->vt);
+	term_clear_scrollback(t);
+	free(t->sb);
+	free(t->title);
+	free(t->line);
+	free(t);
+}
+
+void term_feed(struct term *t, const char *buf, size_t len)
+{
+	vterm_input_write(t->vt, buf, len);
+}
+
+void term_resize(struct term *t, int cols, int rows)
+{
+	char *line = malloc((size_t)cols * VTERM_MAX_CHARS_PER_CELL * 4 + 1);
+
+	if (!line)
+		return;
+	free(t->line);
+	t->line = line;
+	t->cols = cols;
+	t->rows = rows;
+	vterm_set_size(t->vt, rows, cols);
+}
+
+/* Ctrl with a letter (or @[\]^_) is its control byte, as terminals send
+ * it; libvterm would send C-i, C-j and C-m as CSI u sequences. */
+static bool control_char(struct term *t, const struct keys_item *it)
+{
+	char b[2];
+	int c = it->code;
+
+	if (!(it->mod & VTERM_MOD_CTRL) || c < '@' || c > 'z' ||
+	    (c > '_' && c < 'a'))
+		return false;
+	b[0] = '\033';
+	b[1] = (char)(c & 0x1f);
+	if (it->mod & VTERM_MOD_ALT)
+		t->out(t->arg, b, 2);
+	else
+		t->out(t->arg, b + 1, 1);
+	return true;
+}
+
+void term_keys(struct term *t, const struct keys_seq *seq)
+{
+	for (size_t i = 0; i < seq->n; i++) {
+		const struct keys_item *it = &seq->items[i];
+
+		if (it->kind == KEYS_TEXT)
+			t->out(t->arg, seq->text + it->off, it->len);
+		else if (it->kind == KEYS_KEY)
+			vterm_keyboard_key(t->vt, (VTermKey)it->code,
+					   (VTermModifier)it->mod);
+		else if (!control_char(t, it))
+			vterm_keyboard_unichar(t->vt, (uint32_t)it->code,
+					       (VTermModifier)it->mod);
+	}
+}
+
+/* Row row's text into t->line, trailing blanks trimmed; its length. */
+static size_t row_text(struct term *t, int row)
+{
+	VTermRect r = { .start_row = row,
+			.end_row = row + 1,
+			.start_col = 0,
+			.end_col = t->cols };
+	size_t n = vterm_screen_get_text(
+		t->scr, t->line, (size_t)t->cols * VTERM_MAX_CHARS_PER_CELL * 4,
+		r);
+
+	return trim(t->line, n);
+}
+
+char *term_screen(struct term *t, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	for (int row = 0; row < t->rows; row++) {
+		sb_add(&b, t->line, row_text(t, row));
+		sb_add(&b, "\n", 1);
+	}
+	return sb_take(&b, len);
+}
+
+char *term_scrollback(struct term *t, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_add(&b, "", 0);
+	for (size_t i = 0; i < t->sb_n; i++) {
+		const char *l = t->sb[(t->sb_first + i) % t->sb_max];
+
+		sb_add(&b, l, strlen(l));
+		sb_add(&b, "\n", 1);
+	}
+	return sb_take(&b, len);
+}
+
+void term_clear_scrollback(struct term *t)
+{
+	for (size_t i = 0; i < t->sb_n; i++)
+		free(t->sb[(t->sb_first + i) % t->sb_max]);
+	t->sb_first = t->sb_n = 0;
+}
+
+char *term_match(struct term *t, const regex_t *re, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	for (int row = t->rows - 1; row >= 0; row--) {
+		size_t n = row_text(t, row);
+
+		t->line[n] = '\0';
+		if (regexec(re, t->line, 0, NULL, 0) != 0)
+			continue;
+		sb_add(&b, t->line, n);
+		sb_add(&b, "\n", 1);
+		return sb_take(&b, len);
+	}
+	return NULL;
+}
+
+void term_cursor(struct term *t, int *row, int *col, bool *visible)
+{
+	VTermPos pos;
+
+	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &pos);
+	*row = pos.row + 1;
+	*col = pos.col + 1;
+	*visible = !t->hidden;
+}
+
+const char *term_title(const struct term *t)
+{
+	return t->title ? t->title : "";
+}
+
+bool term_altscreen(const struct term *t)
+{
+	return t->altscreen;
+}

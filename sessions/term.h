@@ -1,0 +1,43 @@
+/*
+ * term.h - a terminal's screen, kept by libvterm: what the program
+ * printed goes in, and out come the screen as text, the lines that
+ * scrolled off (bounded), the cursor, the title and whether the alternate
+ * screen is on. What the emulator answers (a cursor position report) and
+ * the keys it encodes go to the output function, that is the PTY.
+ */
+#ifndef SFS_TERM_H
+#define SFS_TERM_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "keys.h"
+
+struct term;
+typedef void term_out_fn(void *arg, const char *buf, size_t len);
+
+/* A screen of cols x rows keeping at most sb_max scrolled-off lines;
+ * out(arg, ...) gets the bytes meant for the program. NULL on ENOMEM. */
+struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
+		      void *arg);
+void term_free(struct term *t);
+/* Everything the program printed, in order. */
+void term_feed(struct term *t, const char *buf, size_t len);
+void term_resize(struct term *t, int cols, int rows);
+/* Sends the keys and text of seq to the program (through out). */
+void term_keys(struct term *t, const struct keys_seq *seq);
+/* The screen, one line per row, trailing blanks trimmed (malloc'd). */
+char *term_screen(struct term *t, size_t *len);
+/* The scrolled-off lines, oldest first (malloc'd). */
+char *term_scrollback(struct term *t, size_t *len);
+void term_clear_scrollback(struct term *t);
+/* The lowest row of the screen that re matches, with its newline
+ * (malloc'd), or NULL. */
+char *term_match(struct term *t, const regex_t *re, size_t *len);
+/* 1-based row and column of the cursor, and whether it is shown. */
+void term_cursor(struct term *t, int *row, int *col, bool *visible);
+/* The title the program set (OSC 0 or 2), "" when none. */
+const char *term_title(const struct term *t);
+bool term_altscreen(const struct term *t);
+
+#endif
