@@ -114,7 +114,7 @@ static void output_event(struct strbuf *b, const struct rec *r, double t,
 	keep = whole((const unsigned char *)carry->p, carry->len);
 	if (keep) {
 		sb_addf(b, "[%.6f, \"o\", ", t);
-		run_json_string(b, carry->p, keep);
+		sb_add_json(b, carry->p, keep);
 		sb_add(b, "]\n", 2);
 	}
 	memmove(carry->p, carry->p + keep, carry->len - keep);
@@ -145,7 +145,7 @@ static bool step(const struct cast *c, int out_fd, uint64_t out_size,
 			return false;
 		sb_addf(&r->text, "[%.6f, \"o\", ",
 			(double)(now_us() - c->start_us) / 1e6);
-		run_json_string(&r->text, r->carry.p, r->carry.len);
+		sb_add_json(&r->text, r->carry.p, r->carry.len);
 		sb_add(&r->text, "]\n", 2);
 		r->carry.len = 0;
 		return true;
