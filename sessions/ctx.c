@@ -157,6 +157,26 @@ int ctx_set_cwd(struct ctx *c, const char *path)
 	return 0;
 }
 
+/* The interpreter's execve takes the variables (as the session's env/):
+ * 0, or -E2BIG and a line in the session's error file. */
+static int env_fits(struct ctx *c, const char *name, size_t len)
+{
+	const struct envvar *v = envmap_get(&c->env, name);
+	long max = sysconf(_SC_ARG_MAX);
+	size_t one = strlen(name) + len + 2, total, budget;
+
+	budget = (size_t)(max > 0 ? max : ENVMAP_EXEC_STRING_MAX) / 2;
+	total = envmap_exec_bytes(&c->env) + one + sizeof(char *) -
+		(v ? strlen(name) + v->len + 2 + sizeof(char *) : 0);
+	if (one <= ENVMAP_EXEC_STRING_MAX && total <= budget)
+		return 0;
+	sess_error(c->sess,
+		   "contexts/%s/env/%s: too big for execve (%zu bytes, the "
+		   "environment %zu of at most %zu)",
+		   c->name, name, one, total, budget);
+	return -E2BIG;
+}
+
 int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
 {
 	int rc = locked(c, "env");
@@ -170,7 +190,8 @@ int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
 			   c->name, name);
 		return -EINVAL;
 	}
-	return envmap_set(&c->env, name, val, len);
+	rc = env_fits(c, name, len);
+	return rc < 0 ? rc : envmap_set(&c->env, name, val, len);
 }
 
 int ctx_unsetenv(struct ctx *c, const char *name)

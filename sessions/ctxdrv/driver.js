@@ -63,8 +63,27 @@ function names(p, out) {
   return out;
 }
 
+// Whether node has an await (or for await) outside any function.
+function topAwait(node) {
+  if (!node || typeof node.type !== 'string') return false;
+  if (node.type === 'AwaitExpression' || (node.type === 'ForOfStatement' && node.await)) return true;
+  if (/Function/.test(node.type)) return false;
+  return Object.values(node).some((v) => (Array.isArray(v) ? v.some(topAwait) : topAwait(v)));
+}
+
+// Async when it does not parse as a script, or when it has a top-level
+// await that also parses as a script: `await (x)` is a call of a
+// function named await there.
 function parse(src) {
   const opts = { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true };
+  if (/\bawait\b/.test(src)) {
+    try {
+      const ast = acorn.parse(src, { ...opts, allowAwaitOutsideFunction: true });
+      if (topAwait(ast)) return { ast, isAsync: true };
+    } catch (e) {
+      // as a script, below
+    }
+  }
   try {
     return { ast: acorn.parse(src, opts), isAsync: false };
   } catch (e) {

@@ -241,6 +241,9 @@ check "a rejection during an execution" code je 'await new Promise((r) => { Prom
 assert_eq "Error rej" "$(json "$JE/error" 'j["name"], j["value"]')" "it is the execution's error"
 check "je lives after the rejection" code je '6'
 assert_file_eq "$JE/result" $'6\n' "the js context lives on"
+check "await (expr)" code je 'let w = 3; await (w)'
+assert_file_eq "$JE/result" $'3\n' "await (w) is an await, not a call"
+assert_write_errno ESRCH "ctl interrupt with nothing running" "$JE/ctl" $'interrupt\n'
 # an interrupt that cannot be honoured kills after the grace
 code je 'await null; while (true) {}' &
 BG=$!
@@ -256,6 +259,8 @@ assert_errno EINVAL "a bad context name" mkdir "$CS/.bad"
 check "mkdir contexts/lang" sfs_mkdir "$CS/lang"
 assert_write_errno EINVAL "an unknown language" "$CS/lang/language" $'cobol\n'
 assert_write_errno EBUSY "language after the first code" "$P/language" $'javascript\n'
+BIG=$(head -c 200000 /dev/zero | tr '\0' x)
+assert_write_errno E2BIG "an env value execve cannot take" "$CS/lang/env/BIG" "$BIG"
 assert_write_errno EBUSY "env after the first code" "$P/env/PATH" $'/bin\n'
 assert_write_errno EINVAL "a bad ctl line" "$P/ctl" $'bogus\n'
 assert_file_match "$S/error" 'contexts/py/ctl' "refusals go to the session's error"
