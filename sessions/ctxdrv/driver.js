@@ -2,9 +2,10 @@
 // (installed as sfsctx.js next to the daemon). Run as
 // `node --expose-internals sfsctx.js REQ ANS`: REQ and ANS are fifos it
 // opens itself (node opens files close-on-exec, so no child process of
-// the user's code inherits them). Requests are frames "code LEN\nPATH";
-// the answer of each is frames "result", "text", "main", "ename",
-// "evalue", "etrace", then "done" (sessions/ctxproto.h). console.log and
+// the user's code inherits them). Requests are frames
+// "code LEN\nKEY PATH"; the answer of each is frames "result", "text",
+// "main", "ename", "evalue", "etrace", then "done", each payload starting
+// with the execution's KEY (sessions/ctxproto.h). console.log and
 // process.stdout are the process's descriptors 1 and 2, which the daemon
 // reads apart from all this.
 //

@@ -1,11 +1,13 @@
 # driver.py - the driver of a sessionfs python code context (installed
 # as sfsctx.py next to the daemon). Run as `python3 sfsctx.py REQ ANS`:
 # REQ and ANS are fifos it opens itself (close-on-exec, so no child of the
-# user's code inherits them). Requests are frames "code LEN\nPATH" (the
-# file holding the code); the answer of each is frames "result", one per
+# user's code inherits them) and moves to random high descriptors.
+# Requests are frames "code LEN\nKEY PATH" (the execution's key, the file
+# holding the code); the answer of each is frames "result", one per
 # format ("text", "html", "png", ...), "main", "ename", "evalue",
-# "etrace", then "done". The user's stdout and stderr are the process's
-# own descriptors 1 and 2, read by the daemon apart from all this.
+# "etrace", then "done", each payload starting with KEY. The user's
+# stdout and stderr are the process's own descriptors 1 and 2, read by
+# the daemon apart from all this.
 #
 # Standard library only; IPython's display formatter when it is installed
 # and a value needs more than repr().
