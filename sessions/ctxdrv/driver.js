@@ -41,11 +41,30 @@ const ans = fs.openSync(ansPath, 'w');
 const FORMAT_MAX = 64 << 20; // a result's format at most (ctxproto.h)
 let key = ''; // the execution's, from its request: every answer frame has it
 
+const LOST = 86; // the exit status that says the protocol's descriptors are gone
+const ansStat = fs.fstatSync(ans);
+
+// The driver's descriptors were closed or replaced by the user's code:
+// the context ends rather than write to what is there now.
+function lost() {
+  try {
+    fs.writeSync(2, "sessionfs: the driver's descriptors were closed or replaced by the code\n");
+  } finally {
+    process.exit(LOST);
+  }
+}
+
 function send(tag, data = '') {
   const body = Buffer.isBuffer(data) ? data : Buffer.from(String(data));
   let out = Buffer.concat([Buffer.from(`${tag} ${key.length + body.length}\n${key}`), body]);
-  while (out.length) {
-    out = out.subarray(fs.writeSync(ans, out));
+  try {
+    const st = fs.fstatSync(ans);
+    if (st.ino !== ansStat.ino || st.dev !== ansStat.dev) lost();
+    while (out.length) {
+      out = out.subarray(fs.writeSync(ans, out));
+    }
+  } catch (e) {
+    lost();
   }
 }
 
@@ -261,6 +280,8 @@ async function execute(file) {
 let pending = Buffer.alloc(0);
 let queue = Promise.resolve();
 const stream = new net.Socket({ fd: req, readable: true, writable: false });
+stream.on('error', lost);
+stream.on('end', () => process.exit(0)); // the daemon is gone
 stream.on('data', (chunk) => {
   pending = Buffer.concat([pending, chunk]);
   for (;;) {

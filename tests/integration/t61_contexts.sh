@@ -253,6 +253,9 @@ check "ctl interrupt je" sfs_write "$JE/ctl" $'interrupt\n'
 check "the js writer returns after the grace" sfs_wait_gone "$BG" 8
 assert_eq dead "$(field "$JE/status" state)" "an interrupt not honoured kills"
 assert_file_match "$JE/error" 'after ctl interrupt: killed' "error says so"
+check "restart je after the kill" sfs_write "$JE/ctl" $'restart\n'
+fails "closing the driver's answer fifo" je 'const fs = require("fs"); for (const f of fs.readdirSync("/proc/self/fd")) { try { if (fs.readlinkSync("/proc/self/fd/" + f).endsWith(".a (deleted)")) fs.closeSync(Number(f)) } catch (e) {} }'
+assert_file_match "$JE/error" 'descriptors were closed or replaced' "the js context is dead and says why"
 
 # bad input
 assert_errno EINVAL "a bad context name" mkdir "$CS/.bad"
