@@ -14,6 +14,14 @@
 # the SDKs' shape; rmdir of a busy context returns and leaves no process,
 # its writer gets ECANCELED; the deletion of a session ends its busy
 # contexts; bad names, languages and late settings are refused.
+# Hardening: node's process.exit() and results or errors that cannot be
+# shown end at once; 4 MiB of node stdout stays in its execution; a
+# timer's or a promise's error is reported and the context lives; bad
+# python formats are dropped with a line; interrupts that are ignored (or
+# come early) are honoured or kill after the grace; forged frames, forks
+# and closed descriptors cannot fake an answer; formats are capped; the
+# daemon's descriptors do not leak on rmdir; a bad cwd or env value is
+# refused.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -326,6 +334,14 @@ check "ctl interrupt pq" sfs_write "$Q/ctl" $'interrupt\n'
 check "the python writer returns after the grace" sfs_wait_gone "$BG" 8
 assert_eq dead "$(field "$Q/status" state)" "an ignored interrupt kills"
 assert_file_match "$Q/error" 'after ctl interrupt: killed' "error says so"
+check "restart pq after the kill" sfs_write "$Q/ctl" $'restart\n'
+code pq $'class R:\n    def __repr__(self):\n        import time\n        print("repr", flush=True)\n        time.sleep(100)\nR()' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the blocking __repr__ runs" sfs_until 5 grep -q repr "$Q/stdout"
+check "ctl interrupt of the __repr__" sfs_write "$Q/ctl" $'interrupt\n'
+check "the __repr__ writer returns after the grace" sfs_wait_gone "$BG" 8
+assert_file_match "$Q/error" 'after ctl interrupt: killed' "a __repr__ that blocks is killed"
 # the daemon's descriptors of a removed context are closed
 FD0=$(ls /proc/"$SFS_PID"/fd | wc -l)
 check "mkdir contexts/fd" mkctx fd
