@@ -371,8 +371,13 @@ static int on_frame(struct ctx *c, struct ctxproto_frame *f)
 		fifo_tag(c, tag, sizeof(tag));
 		ctxproc_unlink(c->sess->dirfd, tag);
 		c->ready = true;
-		if (c->intr_pending && c->active)
+		if (c->intr_pending && c->active) {
+			/* the grace counts from the signal, not a slow start */
 			contain_signal(&c->cg, SIGINT, 0);
+			c->kill_at =
+				loop_now_ms() + (int64_t)conf.kill_grace_ms;
+			arm(c);
+		}
 		c->intr_pending = false;
 		return 0;
 	}
