@@ -215,11 +215,13 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
 	if (!apply)
 		return 0;
 	if (word_is(l, len, "interrupt"))
-		ctx_interrupt(c);
+		rc = ctx_interrupt(c);
 	else if (word_is(l, len, "restart"))
 		rc = ctx_restart(c);
 	else
-		ctx_kill(c);
+		rc = ctx_kill(c);
+	if (rc == -ESRCH)
+		sess_error(s, "contexts/%s/ctl: nothing is running", c->name);
 	return rc == -EIO ? 0 : rc; /* a dead restart: status and error say */
 }
 

@@ -209,7 +209,8 @@ static char *fmt_text(const struct node *n, size_t *len)
 
 	if (!p)
 		return NULL;
-	memcpy(p, res->fmt[fmt_of(n)].p, res->fmt[fmt_of(n)].len);
+	if (res->fmt[fmt_of(n)].len) /* shed (CTX_KEEP_MAX): empty */
+		memcpy(p, res->fmt[fmt_of(n)].p, res->fmt[fmt_of(n)].len);
 	*len = res->fmt[fmt_of(n)].len;
 	return p;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "objs.h"
@@ -128,6 +129,7 @@ int ctx_set_language(struct ctx *c, const char *v, size_t len)
 int ctx_set_cwd(struct ctx *c, const char *path)
 {
 	int rc = locked(c, "cwd");
+	struct stat st;
 	char *p;
 
 	if (rc < 0)
@@ -137,12 +139,42 @@ int ctx_set_cwd(struct ctx *c, const char *path)
 			   c->name);
 		return -EINVAL;
 	}
+	/* refused at the write, not found missing at the first code */
+	if (stat(path, &st) < 0)
+		rc = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		rc = -ENOTDIR;
+	if (rc < 0) {
+		sess_error(c->sess, "contexts/%s/cwd: %s: %s", c->name, path,
+			   strerror(-rc));
+		return rc;
+	}
 	p = strdup(path);
 	if (!p)
 		return -ENOMEM;
 	free(c->cwd);
 	c->cwd = p;
 	return 0;
+}
+
+/* The interpreter's execve takes the variables (as the session's env/):
+ * 0, or -E2BIG and a line in the session's error file. */
+static int env_fits(struct ctx *c, const char *name, size_t len)
+{
+	const struct envvar *v = envmap_get(&c->env, name);
+	long max = sysconf(_SC_ARG_MAX);
+	size_t one = strlen(name) + len + 2, total, budget;
+
+	budget = (size_t)(max > 0 ? max : ENVMAP_EXEC_STRING_MAX) / 2;
+	total = envmap_exec_bytes(&c->env) + one + sizeof(char *) -
+		(v ? strlen(name) + v->len + 2 + sizeof(char *) : 0);
+	if (one <= ENVMAP_EXEC_STRING_MAX && total <= budget)
+		return 0;
+	sess_error(c->sess,
+		   "contexts/%s/env/%s: too big for execve (%zu bytes, the "
+		   "environment %zu of at most %zu)",
+		   c->name, name, one, total, budget);
+	return -E2BIG;
 }
 
 int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
@@ -158,7 +190,8 @@ int ctx_setenv(struct ctx *c, const char *name, const char *val, size_t len)
 			   c->name, name);
 		return -EINVAL;
 	}
-	return envmap_set(&c->env, name, val, len);
+	rc = env_fits(c, name, len);
+	return rc < 0 ? rc : envmap_set(&c->env, name, val, len);
 }
 
 int ctx_unsetenv(struct ctx *c, const char *name)
@@ -178,6 +211,51 @@ struct run *ctx_latest(struct ctx *c)
 	return list_empty(&c->execs) ?
 		       NULL :
 		       list_entry(c->execs.prev, struct run, link);
+}
+
+/* Frees the formats of c's oldest executions but the active one until
+ * those kept and incoming more bytes fit in CTX_KEEP_MAX. */
+static void shed(struct ctx *c, size_t incoming)
+{
+	size_t kept = incoming;
+
+	for (struct list *l = c->execs.next; l != &c->execs; l = l->next)
+		kept += ctx_exec_bytes(list_entry(l, struct run, link)->cx);
+	for (struct list *l = c->execs.next;
+	     kept > CTX_KEEP_MAX && l != &c->execs; l = l->next) {
+		struct run *r = list_entry(l, struct run, link);
+		size_t n = ctx_exec_bytes(r->cx);
+
+		if (r == c->active || !n)
+			continue;
+		ctx_exec_shed(r->cx);
+		kept -= n;
+		sess_error(c->sess,
+			   "contexts/%s: the results of execution %s were "
+			   "dropped: over %u MiB kept",
+			   c->name, r->name, CTX_KEEP_MAX >> 20);
+	}
+}
+
+int ctx_keep_format(struct ctx *c, const struct ctxproto_frame *f)
+{
+	struct run *r = c->active;
+	int rc = -EFBIG;
+
+	if (f->len <= CTX_KEEP_MAX - c->active_bytes) {
+		shed(c, f->len);
+		rc = ctx_exec_frame(r->cx, f, NULL);
+	}
+	if (rc == 0)
+		c->active_bytes += f->len;
+	if (rc == -EFBIG)
+		sess_error(c->sess,
+			   "contexts/%s: execution %s: a %s of %zu bytes "
+			   "was dropped (at most %u MiB a format, %u MiB "
+			   "kept)",
+			   c->name, r->name, f->tag, f->len, CTX_FMT_MAX >> 20,
+			   CTX_KEEP_MAX >> 20);
+	return rc == -EFBIG ? 0 : rc;
 }
 
 struct run *ctx_exec_by_name(struct ctx *c, const char *name)

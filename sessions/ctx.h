@@ -52,7 +52,10 @@ struct ctx {
 	unsigned gen;			  /* names its fifos */
 	unsigned count;			  /* execution_count */
 	bool interrupted;		  /* the active execution was */
+	char key[CTX_KEY_LEN + 1];	  /* the active execution's */
+	size_t active_bytes;		  /* its formats' */
 	bool restart;			  /* start again once reaped */
+	bool ready, intr_pending; /* the driver said ready; SIGINT waits */
 
 	struct run *active;
 	struct list queue; /* executions waiting (run qlink) */
@@ -60,6 +63,7 @@ struct ctx {
 	unsigned next_no, nexecs;
 	struct loop_timer timer; /* the timeout, its kill, rmdir's wait */
 	int kill_stage;		 /* 0, 1 (interrupted), 2 (killed) */
+	bool by_ctl; /* stage 1 is ctl interrupt's, not a timeout's */
 	int64_t kill_at;
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
@@ -96,6 +100,11 @@ void ctx_kill_all(struct sess *s);
 /* The session is freed: its contexts go. */
 void ctx_free_all(struct sess *s);
 struct run *ctx_latest(struct ctx *c);
+/* A format frame of the active execution: kept if it fits in
+ * CTX_FMT_MAX and, with those kept, in CTX_KEEP_MAX (the oldest
+ * executions' formats are freed for it); else dropped with a line in the
+ * session's error file. Returns 0, -EINVAL or -ENOMEM. */
+int ctx_keep_format(struct ctx *c, const struct ctxproto_frame *f);
 struct run *ctx_exec_by_name(struct ctx *c, const char *name);
 /* status: the context's (r NULL) or an execution's key value lines. */
 char *ctx_format_status(const struct ctx *c, const struct run *r, size_t *len);

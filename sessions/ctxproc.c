@@ -66,7 +66,7 @@ static void child(const struct ctxproc_spec *sp, int out, int err)
 			 q,
 			 a,
 			 NULL };
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), fd, n;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), fd, n = 0;
 
 	creds_reset_signals(0);
 	setsid();
@@ -82,11 +82,12 @@ static void child(const struct ctxproc_spec *sp, int out, int err)
 	if (creds_become(sp->uid, sp->gid) < 0)
 		_exit(126);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (chdir(sp->cwd) < 0 && chdir("/") < 0)
-		_exit(126);
-	execvp(sp->interp, argv);
-	n = snprintf(why, sizeof(why), "cannot run %s: %s", sp->interp,
-		     strerror(errno));
+	if (chdir(sp->cwd) < 0)
+		n = snprintf(why, sizeof(why), "cannot enter the cwd %s: %s",
+			     sp->cwd, strerror(errno));
+	else if (execvp(sp->interp, argv) < 0)
+		n = snprintf(why, sizeof(why), "cannot run %s: %s", sp->interp,
+			     strerror(errno));
 	fd = open(a, O_WRONLY | O_NONBLOCK);
 	if (fd >= 0)
 		dprintf(fd, "fatal %d\n%s", n, why);

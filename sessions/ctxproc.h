@@ -26,6 +26,10 @@ struct ctxproc_spec {
 	const struct contain *cg;
 };
 
+/* The driver's exit status when its protocol descriptors were closed or
+ * replaced by the user's code (sessions/ctxdrv). */
+#define CTX_EXIT_LOST 86
+
 struct ctxproc {
 	pid_t pid;
 	int req_fd, ans_fd, out_fd, err_fd;

@@ -3,6 +3,9 @@
  * the record of one execution with its texts (error, result.json).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <time.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ctxproto.h"
@@ -49,6 +52,29 @@ ssize_t ctxproto_parse(const char *buf, size_t len, struct ctxproto_frame *f)
 	return (ssize_t)(i + n);
 }
 
+void ctxproto_key(char *buf)
+{
+	static uint64_t state;
+	uint64_t k;
+
+	/* without entropy yet (early boot), still nothing code can know */
+	if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
+		k = (state += 0x9e3779b97f4a7c15ULL ^ (uint64_t)clock()) *
+		    0xbf58476d1ce4e5b9ULL;
+	snprintf(buf, CTX_KEY_LEN + 1, "%016llx", (unsigned long long)k);
+}
+
+int ctxproto_unkey(struct ctxproto_frame *f, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (f->len < n || memcmp(f->data, key, n) != 0)
+		return -EPERM;
+	f->data += n;
+	f->len -= n;
+	return 0;
+}
+
 void ctxproto_put(struct strbuf *b, const char *tag, const void *data,
 		  size_t len)
 {
@@ -81,6 +107,8 @@ static int set_fmt(struct ctx_exec *e, int i, const struct ctxproto_frame *f)
 
 	if (!r || r->fmt[i].has)
 		return -EINVAL;
+	if (f->len > CTX_FMT_MAX)
+		return -EFBIG;
 	p = malloc(f->len + 1);
 	if (!p)
 		return -ENOMEM;
@@ -161,6 +189,27 @@ void ctx_exec_free(struct ctx_exec *e, void (*del_id)(uint64_t id))
 	free(e->ename.p);
 	free(e->evalue.p);
 	memset(e, 0, sizeof(*e));
+}
+
+size_t ctx_exec_bytes(const struct ctx_exec *e)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nres; i++)
+		for (int k = 0; k < CTX_NFMT; k++)
+			n += e->res[i]->fmt[k].len;
+	return n;
+}
+
+void ctx_exec_shed(struct ctx_exec *e)
+{
+	for (size_t i = 0; i < e->nres; i++)
+		for (int k = 0; k < CTX_NFMT; k++) {
+			free(e->res[i]->fmt[k].p);
+			e->res[i]->fmt[k].p = NULL;
+			e->res[i]->fmt[k].len = 0;
+			e->res[i]->fmt[k].has = false;
+		}
 }
 
 const struct ctx_result *ctx_exec_main(const struct ctx_exec *e)

@@ -3,10 +3,12 @@
  * each other, and what one execution produced. Pure: no descriptors, no
  * processes, so that the parser is tested (and fuzzed) on its own.
  *
- * A frame is "TAG LEN\n" and LEN bytes. The daemon sends "code" (the
- * path of the file holding the code); the driver answers, per execution,
- * frames that fill a record (ctx_exec_frame) and then "done". "ready"
- * comes once at its start, "fatal" when it cannot go on.
+ * A frame is "TAG LEN\n" and LEN bytes. The daemon sends "code" (a key
+ * new for the execution, a space and the path of the file holding the
+ * code); the driver answers, per execution, frames whose payload starts
+ * with that key and that fill a record (ctx_exec_frame), then "done".
+ * "ready" comes once at its start, "fatal" when it cannot go on (both
+ * without a key).
  */
 #ifndef SFS_CTXPROTO_H
 #define SFS_CTXPROTO_H
@@ -19,6 +21,9 @@
 
 #define CTXPROTO_TAG_MAX 15
 #define CTXPROTO_LEN_MAX (256u << 20) /* a frame's payload at most */
+#define CTX_FMT_MAX	 (64u << 20)  /* a result's format at most */
+#define CTX_KEEP_MAX	 (256u << 20) /* formats kept per context at most */
+#define CTX_KEY_LEN	 16	      /* hex digits of an execution's key */
 
 struct ctxproto_frame {
 	char tag[CTXPROTO_TAG_MAX + 1];
@@ -30,6 +35,11 @@ struct ctxproto_frame {
  * when buf holds only a part of it, or -EINVAL (a bad header: a tag not
  * of [a-z], a length not decimal or over CTXPROTO_LEN_MAX). */
 ssize_t ctxproto_parse(const char *buf, size_t len, struct ctxproto_frame *f);
+/* A new execution's key: CTX_KEY_LEN hex digits and a '\0' in buf. */
+void ctxproto_key(char *buf);
+/* A frame of the execution with key: f's payload without the key, 0;
+ * -EPERM when it does not start with it. */
+int ctxproto_unkey(struct ctxproto_frame *f, const char *key);
 /* Appends a frame to b. */
 void ctxproto_put(struct strbuf *b, const char *tag, const void *data,
 		  size_t len);
@@ -73,12 +83,17 @@ struct ctx_exec {
  * it, "ename", "evalue" and "etrace" (one line) make the error, "done"
  * ends it. new_id gives a new result its object id (NULL: 0). Returns 0,
  * -EINVAL (a frame that makes no sense: a format before any result,
- * an unknown tag) or -ENOMEM. */
+ * an unknown tag), -EFBIG (a format over CTX_FMT_MAX: not kept) or
+ * -ENOMEM. */
 int ctx_exec_frame(struct ctx_exec *e, const struct ctxproto_frame *f,
 		   uint64_t (*new_id)(struct ctx_result *r));
 /* A daemon-made error (the interpreter is dead, it died). */
 int ctx_exec_fail(struct ctx_exec *e, const char *name, const char *value);
 void ctx_exec_free(struct ctx_exec *e, void (*del_id)(uint64_t id));
+/* The bytes of e's formats. */
+size_t ctx_exec_bytes(const struct ctx_exec *e);
+/* Frees the formats of e's results (the results stay, empty). */
+void ctx_exec_shed(struct ctx_exec *e);
 /* The result that is the last expression's value, or NULL. */
 const struct ctx_result *ctx_exec_main(const struct ctx_exec *e);
 /* `error`: "" or {"name": ..., "value": ..., "traceback": [...]}\n. */

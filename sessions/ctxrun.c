@@ -127,8 +127,10 @@ static void disconnect(struct ctx *c)
 		struct loop_watch *w =
 			fd == &c->out_fd ? &c->idle_o : &c->idle_e;
 
-		if (w->fd >= 0)
+		if (w->fd >= 0) {
 			loop_del(w);
+			close(w->fd);
+		}
 		if (*fd >= 0)
 			close(*fd);
 		*fd = w->fd = -1;
@@ -228,6 +230,7 @@ static int spawn_with(struct ctx *c, const char *drv)
 	contain_add(&c->cg, p.pid);
 	c->pid = c->cg.leader = c->cg.sid = p.pid;
 	c->started_wall = loop_wall_ms();
+	c->ready = c->intr_pending = false;
 	c->req_fd = p.req_fd;
 	c->ans = (struct loop_watch){ p.ans_fd, on_answer, c };
 	c->out_fd = p.out_fd;
@@ -273,7 +276,7 @@ static void spawn(struct ctx *c)
 		c->sess->name, c->name, ctx_lang_name(c->lang), (long)c->pid);
 }
 
-/* Sends the request of r: the path of its code file. */
+/* Sends the request of r: its key and the path of its code file. */
 static int send_code(struct ctx *c, struct run *r)
 {
 	struct strbuf b = { 0 };
@@ -281,8 +284,10 @@ static int send_code(struct ctx *c, struct run *r)
 	int n;
 	ssize_t w;
 
+	ctxproto_key(c->key);
 	run_file(r, "cmd", name, sizeof(name));
-	n = snprintf(path, sizeof(path), "%s/%s", c->sess->dir, name);
+	n = snprintf(path, sizeof(path), "%s %s/%s", c->key, c->sess->dir,
+		     name);
 	ctxproto_put(&b, "code", path, (size_t)n);
 	w = b.err ? -1 : write(c->req_fd, b.p, b.len);
 	free(b.p);
@@ -311,6 +316,7 @@ static void start_exec(struct ctx *c, struct run *r)
 	c->state = CTX_RUNNING;
 	c->interrupted = false;
 	c->kill_stage = 0;
+	c->active_bytes = 0;
 	idle_watch(c, false);
 	watch_output(r, &r->pipe_o, c->out_fd);
 	watch_output(r, &r->pipe_e, c->err_fd);
@@ -354,8 +360,9 @@ static void pump(struct ctx *c)
 }
 
 /* One frame of the driver's. Returns 0 or -EINVAL (it breaks the
- * protocol: the interpreter is killed). */
-static int on_frame(struct ctx *c, const struct ctxproto_frame *f)
+ * protocol: the interpreter is killed). A frame without the execution's
+ * key (forged by the user's code or a child) is dropped. */
+static int on_frame(struct ctx *c, struct ctxproto_frame *f)
 {
 	char tag[48];
 	int rc;
@@ -363,6 +370,15 @@ static int on_frame(struct ctx *c, const struct ctxproto_frame *f)
 	if (strcmp(f->tag, "ready") == 0) {
 		fifo_tag(c, tag, sizeof(tag));
 		ctxproc_unlink(c->sess->dirfd, tag);
+		c->ready = true;
+		if (c->intr_pending && c->active) {
+			/* the grace counts from the signal, not a slow start */
+			contain_signal(&c->cg, SIGINT, 0);
+			c->kill_at =
+				loop_now_ms() + (int64_t)conf.kill_grace_ms;
+			arm(c);
+		}
+		c->intr_pending = false;
 		return 0;
 	}
 	if (strcmp(f->tag, "fatal") == 0) {
@@ -370,9 +386,16 @@ static int on_frame(struct ctx *c, const struct ctxproto_frame *f)
 			 f->data);
 		return 0;
 	}
-	if (!c->active)
-		return -EINVAL;
-	rc = ctx_exec_frame(c->active->cx, f, new_res_id);
+	if (!c->active || ctxproto_unkey(f, c->key) < 0) {
+		sess_error(c->sess,
+			   "contexts/%s: a '%s' frame without the "
+			   "execution's key was dropped",
+			   c->name, f->tag);
+		return 0;
+	}
+	rc = ctx_fmt_index(f->tag) >= 0 ?
+		     ctx_keep_format(c, f) :
+		     ctx_exec_frame(c->active->cx, f, new_res_id);
 	if (rc == 0 && strcmp(f->tag, "result") == 0)
 		c->active->cx->res[c->active->cx->nres - 1]->owner = c->active;
 	if (rc == 0 && c->active->cx->done) {
@@ -480,6 +503,9 @@ static void reaped(struct reap_watch *w, int wstatus)
 		on_answer(&c->ans, 0); /* what it said last: why it failed */
 	if (c->gone_cb || c->restart)
 		; /* it was killed to go */
+	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CTX_EXIT_LOST)
+		set_dead(c, "the driver's protocol descriptors were closed or "
+			    "replaced by the code");
 	else if (WIFSIGNALED(wstatus))
 		set_dead(c, "the interpreter was killed by signal %d (%s)",
 			 WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
@@ -510,6 +536,16 @@ static void reaped(struct reap_watch *w, int wstatus)
 	arm(c);
 }
 
+/* SIGINT before the driver has its handler would kill the interpreter:
+ * it is sent once the driver is ready. */
+static void signal_int(struct ctx *c)
+{
+	if (c->ready)
+		contain_signal(&c->cg, SIGINT, 0);
+	else
+		c->intr_pending = true;
+}
+
 static void on_timer(struct loop_timer *t)
 {
 	struct ctx *c = t->arg;
@@ -523,15 +559,24 @@ static void on_timer(struct loop_timer *t)
 			   c->name, r->name,
 			   (unsigned long long)r->eff_timeout_ms);
 		c->interrupted = true;
-		contain_signal(&c->cg, SIGINT, 0);
+		signal_int(c);
 		c->kill_stage = 1;
+		c->by_ctl = false;
 		c->kill_at = now + (int64_t)conf.kill_grace_ms;
 	} else if (r && c->kill_stage == 1 && now >= c->kill_at) {
-		set_dead(c,
-			 "execution %s timed out after %llu ms and was "
-			 "still running %llu ms after its interrupt: killed",
-			 r->name, (unsigned long long)r->eff_timeout_ms,
-			 (unsigned long long)conf.kill_grace_ms);
+		if (c->by_ctl)
+			set_dead(c,
+				 "execution %s was still running %llu ms "
+				 "after ctl interrupt: killed",
+				 r->name,
+				 (unsigned long long)conf.kill_grace_ms);
+		else
+			set_dead(c,
+				 "execution %s timed out after %llu ms and "
+				 "was still running %llu ms after its "
+				 "interrupt: killed",
+				 r->name, (unsigned long long)r->eff_timeout_ms,
+				 (unsigned long long)conf.kill_grace_ms);
 		contain_kill(&c->cg);
 		c->kill_stage = 2;
 	}
@@ -561,7 +606,13 @@ int ctx_interrupt(struct ctx *c)
 	if (!c->active || !c->pid)
 		return -ESRCH;
 	c->interrupted = true;
-	contain_signal(&c->cg, SIGINT, 0);
+	signal_int(c);
+	if (c->kill_stage == 0) { /* not honoured in the grace: killed */
+		c->kill_stage = 1;
+		c->by_ctl = true;
+		c->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+		arm(c);
+	}
 	return 0;
 }
 

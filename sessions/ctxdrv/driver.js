@@ -2,9 +2,10 @@
 // (installed as sfsctx.js next to the daemon). Run as
 // `node --expose-internals sfsctx.js REQ ANS`: REQ and ANS are fifos it
 // opens itself (node opens files close-on-exec, so no child process of
-// the user's code inherits them). Requests are frames "code LEN\nPATH";
-// the answer of each is frames "result", "text", "main", "ename",
-// "evalue", "etrace", then "done" (sessions/ctxproto.h). console.log and
+// the user's code inherits them). Requests are frames
+// "code LEN\nKEY PATH"; the answer of each is frames "result", "text",
+// "main", "ename", "evalue", "etrace", then "done", each payload starting
+// with the execution's KEY (sessions/ctxproto.h). console.log and
 // process.stdout are the process's descriptors 1 and 2, which the daemon
 // reads apart from all this.
 //
@@ -20,6 +21,7 @@ const vm = require('vm');
 const util = require('util');
 const path = require('path');
 const Module = require('module');
+const net = require('net');
 
 function loadAcorn() {
   for (const name of ['internal/deps/acorn/acorn/dist/acorn', 'acorn']) {
@@ -36,12 +38,33 @@ const acorn = loadAcorn();
 const [reqPath, ansPath] = process.argv.slice(2);
 const req = fs.openSync(reqPath, 'r');
 const ans = fs.openSync(ansPath, 'w');
+const FORMAT_MAX = 64 << 20; // a result's format at most (ctxproto.h)
+let key = ''; // the execution's, from its request: every answer frame has it
+
+const LOST = 86; // the exit status that says the protocol's descriptors are gone
+const ansStat = fs.fstatSync(ans);
+
+// The driver's descriptors were closed or replaced by the user's code:
+// the context ends rather than write to what is there now.
+function lost() {
+  try {
+    fs.writeSync(2, "sessionfs: the driver's descriptors were closed or replaced by the code\n");
+  } finally {
+    process.exit(LOST);
+  }
+}
 
 function send(tag, data = '') {
   const body = Buffer.isBuffer(data) ? data : Buffer.from(String(data));
-  let out = Buffer.concat([Buffer.from(`${tag} ${body.length}\n`), body]);
-  while (out.length) {
-    out = out.subarray(fs.writeSync(ans, out));
+  let out = Buffer.concat([Buffer.from(`${tag} ${key.length + body.length}\n${key}`), body]);
+  try {
+    const st = fs.fstatSync(ans);
+    if (st.ino !== ansStat.ino || st.dev !== ansStat.dev) lost();
+    while (out.length) {
+      out = out.subarray(fs.writeSync(ans, out));
+    }
+  } catch (e) {
+    lost();
   }
 }
 
@@ -60,8 +83,27 @@ function names(p, out) {
   return out;
 }
 
+// Whether node has an await (or for await) outside any function.
+function topAwait(node) {
+  if (!node || typeof node.type !== 'string') return false;
+  if (node.type === 'AwaitExpression' || (node.type === 'ForOfStatement' && node.await)) return true;
+  if (/Function/.test(node.type)) return false;
+  return Object.values(node).some((v) => (Array.isArray(v) ? v.some(topAwait) : topAwait(v)));
+}
+
+// Async when it does not parse as a script, or when it has a top-level
+// await that also parses as a script: `await (x)` is a call of a
+// function named await there.
 function parse(src) {
   const opts = { ecmaVersion: 'latest', sourceType: 'script', allowHashBang: true };
+  if (/\bawait\b/.test(src)) {
+    try {
+      const ast = acorn.parse(src, { ...opts, allowAwaitOutsideFunction: true });
+      if (topAwait(ast)) return { ast, isAsync: true };
+    } catch (e) {
+      // as a script, below
+    }
+  }
   try {
     return { ast: acorn.parse(src, opts), isAsync: false };
   } catch (e) {
@@ -113,26 +155,45 @@ sandbox.globalThis = sandbox;
 const context = vm.createContext(sandbox);
 let count = 0;
 let running = null; // the interrupt of the execution in progress
+let interruptPending = false; // an interrupt before the user's code began
+let thrown = []; // errors of timers and promises nobody awaited
 
 process.on('SIGINT', () => {
   if (running) running(new Error('Interrupted'));
+  else interruptPending = true;
 });
 // What user code leaves behind (a timer that throws, a promise nobody
-// awaits) is reported on stderr; the context lives on.
-function report(e) {
+// awaits): during an execution it is that execution's error; between
+// executions it is kept for the next one's stderr. The context lives on.
+function leftover(e) {
+  if (running) running(e);
+  else thrown.push(e);
+}
+process.on('uncaughtException', leftover);
+process.on('unhandledRejection', leftover);
+
+function describe(e) {
   try {
-    process.stderr.write(`${e && e.stack ? e.stack : util.inspect(e)}\n`);
+    return `${e && typeof e.stack === 'string' ? e.stack : util.inspect(e)}\n`;
   } catch (err) {
-    // stderr is gone: nothing to report to
+    return '(an error that cannot be shown)\n';
   }
 }
-process.on('uncaughtException', report);
-process.on('unhandledRejection', report);
+
+function safe(fn, fallback) {
+  try {
+    return fn();
+  } catch (e) {
+    return fallback;
+  }
+}
 
 function errorFrames(e) {
-  const name = (e && e.name) || 'Error';
-  const value = e && e.message !== undefined ? String(e.message) : String(e);
-  const stack = (e && typeof e.stack === 'string' ? e.stack : `${name}: ${value}`).split('\n');
+  const name = safe(() => String((e && e.name) || 'Error'), 'Error');
+  const value = safe(() => (e && e.message !== undefined ? String(e.message) : String(e)),
+    '(a value that cannot be shown)');
+  const stack = safe(() => (e && typeof e.stack === 'string' ? e.stack : `${name}: ${value}`),
+    `${name}: ${value}`).split('\n');
   send('ename', name);
   send('evalue', value);
   for (const line of stack) {
@@ -141,45 +202,86 @@ function errorFrames(e) {
   }
 }
 
+// Resolves once what was written to s has reached its pipe.
+function drained(s) {
+  if (!s.writableLength || s.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      s.off('close', done);
+      resolve();
+    };
+    s.once('close', done);
+    s.write('', done);
+  });
+}
+
+async function run(src, filename) {
+  let code = src;
+  let isAsync = false;
+  if (acorn) {
+    try {
+      const t = transform(src);
+      for (const n of t.declared) if (!(n in sandbox)) sandbox[n] = undefined;
+      ({ code, isAsync } = t);
+    } catch (e) {
+      // a syntax error: compiled as written, V8 reports it
+    }
+  }
+  const script = new vm.Script(code, { filename });
+  const stop = new Promise((_, reject) => { running = reject; });
+  stop.catch(() => {});
+  if (interruptPending) throw new Error('Interrupted');
+  const value = script.runInContext(context, { breakOnSigint: true, displayErrors: false });
+  // boxed: a promise that sync code evaluates to is its value
+  return isAsync ? { value: await Promise.race([value, stop]) } : { value };
+}
+
 async function execute(file) {
-  const src = fs.readFileSync(file, 'utf8');
   const filename = `<cell ${++count}>`;
   let value;
   let failed = null;
+  for (const e of thrown.splice(0)) process.stderr.write(`sessionfs: left over from before: ${describe(e)}`);
   try {
-    let code = src;
-    let isAsync = false;
-    if (acorn) {
-      try {
-        const t = transform(src);
-        for (const n of t.declared) if (!(n in sandbox)) sandbox[n] = undefined;
-        ({ code, isAsync } = t);
-      } catch (e) {
-        // a syntax error: compiled as written, V8 reports it
-      }
-    }
-    const script = new vm.Script(code, { filename });
-    value = script.runInContext(context, { breakOnSigint: true, displayErrors: false });
-    if (isAsync) {
-      value = await Promise.race([value, new Promise((_, reject) => { running = reject; })]);
-    }
+    ({ value } = await run(fs.readFileSync(file, 'utf8'), filename));
   } catch (e) {
     failed = { e };
   }
   running = null;
-  if (!failed && value !== undefined) {
-    send('result');
-    send('text', util.inspect(value));
-    send('main');
+  try {
+    if (!failed && value !== undefined) {
+      let text;
+      try {
+        text = util.inspect(value);
+      } catch (e) {
+        failed = { e };
+      }
+      if (!failed) {
+        let body = Buffer.from(text);
+        if (body.length > FORMAT_MAX) {
+          body = body.subarray(0, FORMAT_MAX);
+          process.stderr.write(`sessionfs: the result's text is over ${FORMAT_MAX} bytes: truncated\n`);
+        }
+        send('result');
+        send('text', body);
+        send('main');
+      }
+    }
+    if (failed) errorFrames(failed.e);
+  } finally {
+    await Promise.all([drained(process.stdout), drained(process.stderr)]);
+    interruptPending = false;
+    send('done');
   }
-  if (failed) errorFrames(failed.e);
-  send('done');
 }
 
-// Requests, one execution at a time, in order.
+// Requests, one execution at a time, in order. The fifo is read as a
+// socket (no thread of libuv's pool blocked in read(), which would keep
+// node from exiting).
 let pending = Buffer.alloc(0);
 let queue = Promise.resolve();
-const stream = fs.createReadStream(null, { fd: req, highWaterMark: 65536 });
+const stream = new net.Socket({ fd: req, readable: true, writable: false });
+stream.on('error', lost);
+stream.on('end', () => process.exit(0)); // the daemon is gone
 stream.on('data', (chunk) => {
   pending = Buffer.concat([pending, chunk]);
   for (;;) {
@@ -190,7 +292,13 @@ stream.on('data', (chunk) => {
     if (pending.length < nl + 1 + len) return;
     const body = pending.subarray(nl + 1, nl + 1 + len).toString();
     pending = pending.subarray(nl + 1 + len);
-    if (tag === 'code') queue = queue.then(() => execute(body));
+    const sp = body.indexOf(' ');
+    if (tag === 'code') {
+      queue = queue.then(() => {
+        key = body.slice(0, sp);
+        return execute(body.slice(sp + 1));
+      });
+    }
   }
 });
 send('ready');

@@ -1,11 +1,13 @@
 # driver.py - the driver of a sessionfs python code context (installed
 # as sfsctx.py next to the daemon). Run as `python3 sfsctx.py REQ ANS`:
 # REQ and ANS are fifos it opens itself (close-on-exec, so no child of the
-# user's code inherits them). Requests are frames "code LEN\nPATH" (the
-# file holding the code); the answer of each is frames "result", one per
+# user's code inherits them) and moves to random high descriptors.
+# Requests are frames "code LEN\nKEY PATH" (the execution's key, the file
+# holding the code); the answer of each is frames "result", one per
 # format ("text", "html", "png", ...), "main", "ename", "evalue",
-# "etrace", then "done". The user's stdout and stderr are the process's
-# own descriptors 1 and 2, read by the daemon apart from all this.
+# "etrace", then "done", each payload starting with KEY. The user's
+# stdout and stderr are the process's own descriptors 1 and 2, read by
+# the daemon apart from all this.
 #
 # Standard library only; IPython's display formatter when it is installed
 # and a value needs more than repr().
@@ -37,12 +39,35 @@ PLAIN = (int, float, complex, str, bytes, bool, type(None), list, tuple,
          dict, set, frozenset)
 
 
+FORMAT_MAX = 64 << 20  # a format of a result at most (ctxproto.h)
+LOST = 86  # the exit status that says the protocol's descriptors are gone
+
+
+def high_fd(fd):
+    """fd moved to a random high number, out of reach of a loop that
+    closes 3..255."""
+    import random
+    import resource
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    top = min(soft if soft > 0 else 1024, 1 << 20) - 1
+    low = max(256, top // 2)
+    if top > low:
+        import fcntl
+        new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, random.randint(low, top))
+        os.close(fd)
+        fd = new
+    return fd, os.fstat(fd)
+
+
 class Driver:
     def __init__(self, req, ans):
-        self.req = os.open(req, os.O_RDONLY)
-        self.ans = os.open(ans, os.O_WRONLY)
+        self.req, self.req_st = high_fd(os.open(req, os.O_RDONLY))
+        self.ans, self.ans_st = high_fd(os.open(ans, os.O_WRONLY))
+        self.pid = os.getpid()
+        self.key = b""
         self.buf = b""
         self.in_user = False
+        self.pending = False  # an interrupt before the user's code began
         self.count = 0
         self.results = []
         self.ipy = None
@@ -52,12 +77,33 @@ class Driver:
         sys.modules["__main__"] = mod
         self.ns = mod.__dict__
 
+    def check(self, fd, st):
+        """The protocol's descriptor is still ours: else the user's code
+        closed or replaced it, and the context ends rather than read or
+        write what is there now."""
+        if os.getpid() != self.pid:
+            os._exit(0)  # a fork of the user's that came back here
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                return
+        except OSError:
+            pass
+        sys.stderr.write("sessionfs: the driver's descriptors were closed "
+                         "or replaced by the code\n")
+        os._exit(LOST)
+
     def send(self, tag, data=b""):
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
-        out = b"%s %d\n" % (tag.encode(), len(data)) + data
-        while out:
-            out = out[os.write(self.ans, out):]
+        self.check(self.ans, self.ans_st)
+        out = b"%s %d\n" % (tag.encode(), len(self.key) + len(data)) + \
+            self.key + data
+        try:
+            while out:
+                out = out[os.write(self.ans, out):]
+        except OSError:
+            os._exit(LOST)
 
     def frame(self):
         while True:
@@ -67,7 +113,11 @@ class Driver:
                 if len(rest) >= int(n):
                     self.buf = rest[int(n):]
                     return tag.decode(), rest[:int(n)]
-            data = os.read(self.req, 65536)
+            self.check(self.req, self.req_st)
+            try:
+                data = os.read(self.req, 65536)
+            except OSError:
+                os._exit(LOST)
             if not data:
                 sys.exit(0)
             self.buf += data
@@ -75,6 +125,16 @@ class Driver:
     def on_sigint(self, sig, frame):
         if self.in_user:
             raise KeyboardInterrupt
+        self.pending = True
+
+    def forked(self):
+        """In a child of os.fork(): the protocol is not its own."""
+        for fd in (self.req, self.ans):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.req = self.ans = -1
 
     # -- formats of a value --------------------------------------------
     def formats(self, value):
@@ -142,12 +202,7 @@ class Driver:
             err, show = e, False
         finally:
             self.in_user = False
-        for stream in (sys.stdout, sys.stderr, sys.__stdout__,
-                       sys.__stderr__):
-            try:
-                stream.flush()
-            except Exception:
-                pass
+        self.flush()
         self.answer(value if err is None and show else None, err)
 
     def execute(self, src, name):
@@ -158,6 +213,8 @@ class Driver:
         code = compile(tree, name, "exec")
         tail = compile(last, name, "eval") if last else None
         self.in_user = True
+        if self.pending:
+            raise KeyboardInterrupt
         exec(code, self.ns)
         value = eval(tail, self.ns) if tail else None
         self.in_user = False
@@ -173,21 +230,63 @@ class Driver:
                 self.results.append((self.formats(value), True))
             except Exception as e:
                 err = err or e
-        for fmts, main in self.results:
+        for no, (fmts, main) in enumerate(self.results, 1):
             self.send("result")
             for fmt, v in fmts.items():
-                if fmt == "json" and not isinstance(v, str):
-                    import json
-                    v = json.dumps(v)
-                elif fmt in ("png", "jpeg", "pdf") and isinstance(v, str):
-                    import base64
-                    v = base64.b64decode(v)
-                self.send(fmt, v)
+                v = self.encode(no, fmt, v)
+                if v is not None:
+                    self.send(fmt, v)
             if main:
                 self.send("main")
         if err is not None:
             self.error(err)
+        self.flush()
+        self.pending = False
         self.send("done")
+
+    def encode(self, no, fmt, v):
+        """The bytes of a format, or None (said on stderr) when it cannot
+        be made or is too big."""
+        why = None
+        try:
+            if fmt == "json" and not isinstance(v, str):
+                import json
+                v = json.dumps(v)
+            elif fmt in ("png", "jpeg", "pdf") and isinstance(v, str):
+                import base64
+                v = base64.b64decode(v, validate=True)
+            if isinstance(v, str):
+                v = v.encode("utf-8", "surrogateescape")
+            if not isinstance(v, (bytes, bytearray)):
+                why = "is a %s, not text or bytes" % type(v).__name__
+            elif len(v) > FORMAT_MAX and fmt == "text":
+                sys.stderr.write("sessionfs: result %d's text is over %d "
+                                 "bytes: truncated\n" % (no, FORMAT_MAX))
+                v = v[:FORMAT_MAX]
+            elif len(v) > FORMAT_MAX:
+                why = "is over %d bytes" % FORMAT_MAX
+        except Exception as e:
+            why = "cannot be made (%s)" % self.describe(e)
+        if why is None:
+            return bytes(v)
+        sys.stderr.write("sessionfs: result %d's %s %s: dropped\n"
+                         % (no, fmt, why))
+        return None
+
+    @staticmethod
+    def describe(e):
+        try:
+            return "%s: %s" % (type(e).__name__, e)
+        except Exception:
+            return type(e).__name__
+
+    def flush(self):
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__,
+                       sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
 
     def error(self, e):
         tb = e.__traceback__
@@ -195,21 +294,38 @@ class Driver:
             tb = tb.tb_next
         if isinstance(e, SyntaxError):
             tb = None
-        te = traceback.TracebackException(type(e), e, tb)
-        te.stack = traceback.StackSummary.from_list(
-            [f for f in te.stack if f.filename != DRIVER])
+        try:
+            value = str(e)
+        except Exception as why:
+            value = "(str() of it failed: %s)" % self.describe(why)
+        try:
+            te = traceback.TracebackException(type(e), e, tb)
+            te.stack = traceback.StackSummary.from_list(
+                [f for f in te.stack if f.filename != DRIVER])
+            lines = [line for chunk in te.format()
+                     for line in chunk.rstrip("\n").split("\n")]
+        except Exception:
+            lines = ["%s: %s" % (type(e).__name__, value)]
         self.send("ename", type(e).__name__)
-        self.send("evalue", str(e))
-        for chunk in te.format():
-            for line in chunk.rstrip("\n").split("\n"):
-                self.send("etrace", line)
+        self.send("evalue", value)
+        for line in lines:
+            self.send("etrace", line)
 
     def loop(self):
         self.send("ready")
         while True:
             tag, data = self.frame()
             if tag == "code":
-                self.run(data.decode("utf-8", "surrogateescape"))
+                self.key, _, path = data.partition(b" ")
+                try:
+                    self.run(path.decode("utf-8", "surrogateescape"))
+                except Exception as e:
+                    # the driver's own failure: the execution's error,
+                    # and the context lives on
+                    self.pending = False
+                    self.send("ename", "DriverError")
+                    self.send("evalue", self.describe(e))
+                    self.send("done")
 
 
 class PlotHook(importlib.abc.MetaPathFinder):
@@ -251,6 +367,7 @@ def main():
     drv = Driver(sys.argv[1], sys.argv[2])
     sys.argv = [""]
     signal.signal(signal.SIGINT, drv.on_sigint)
+    os.register_at_fork(after_in_child=drv.forked)
     sys.meta_path.insert(0, PlotHook(drv))
     for stream in (sys.stdout, sys.stderr):
         stream.reconfigure(line_buffering=True)

@@ -611,6 +611,7 @@ sfs_errtext() {
 	ENOSPC) echo 'No space left on device' ;;
 	E2BIG) echo 'Argument list too long' ;;
 	EPERM) echo 'Operation not permitted' ;;
+	ESRCH) echo 'No such process' ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -14,6 +14,14 @@
 # the SDKs' shape; rmdir of a busy context returns and leaves no process,
 # its writer gets ECANCELED; the deletion of a session ends its busy
 # contexts; bad names, languages and late settings are refused.
+# Hardening: node's process.exit() and results or errors that cannot be
+# shown end at once; 4 MiB of node stdout stays in its execution; a
+# timer's or a promise's error is reported and the context lives; bad
+# python formats are dropped with a line; interrupts that are ignored (or
+# come early) are honoured or kill after the grace; forged frames, forks
+# and closed descriptors cannot fake an answer; formats are capped; the
+# daemon's descriptors do not leak on rmdir; a bad cwd or env value is
+# refused.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -213,14 +221,142 @@ assert_file_eq "$J/result" $'5\n' "the js context survives its timeout"
 assert_eq "idle 9 javascript" "$(field "$J/status" state) $(field "$J/status" execution_count) $(field "$J/status" language)" \
 	"status of the js context"
 
+# javascript: an exit, results and errors that cannot be shown
+JE=$CS/je
+check "mkdir contexts/je" mkctx je javascript
+fails "process.exit(0) ends the execution" je 'process.exit(0)'
+assert_eq dead "$(field "$JE/status" state)" "a js interpreter that exits is dead"
+assert_file_match "$JE/error" 'exited with status 0' "error says why"
+check "restart je" sfs_write "$JE/ctl" $'restart\n'
+check "an inspect that throws" code je '({[Symbol.for("nodejs.util.inspect.custom")](){throw new Error("i")}})'
+assert_eq "Error i" "$(json "$JE/error" 'j["name"], j["value"]')" "an error of inspecting the result is the error"
+check "an error whose name throws" code je 'throw {get name(){throw 1}}'
+assert_file_match "$JE/error" '"name": "Error"' "an error that cannot be formatted is still an error"
+check "je lives" code je '1 + 1'
+assert_file_eq "$JE/result" $'2\n' "the js context lives on"
+# large stdout is all in its own execution
+check "4 MiB of process.stdout" code je 'for (let i = 0; i < 4; i++) process.stdout.write("x".repeat(1 << 20)); 3'
+assert_eq 4194304 "$(timeout 10 wc -c <"$JE/stdout")" "4 MiB of stdout, all of it"
+check "the next execution" code je '4'
+assert_eq 0 "$(timeout 10 wc -c <"$JE/stdout")" "none of it lands in the next one"
+# what timers and promises leave behind
+check "a timer that throws later" code je 'setTimeout(() => { throw new Error("late") }, 0); 1'
+sleep 0.2
+check "after the timer" code je '5'
+assert_file_match "$JE/stderr" 'Error: late' "it is in the next execution's stderr"
+assert_file_eq "$JE/result" $'5\n' "and the context lives"
+check "a rejection during an execution" code je 'await new Promise((r) => { Promise.reject(new Error("rej")); setTimeout(r, 200) })'
+assert_eq "Error rej" "$(json "$JE/error" 'j["name"], j["value"]')" "it is the execution's error"
+check "je lives after the rejection" code je '6'
+assert_file_eq "$JE/result" $'6\n' "the js context lives on"
+check "await (expr)" code je 'let w = 3; await (w)'
+assert_file_eq "$JE/result" $'3\n' "await (w) is an await, not a call"
+assert_write_errno ESRCH "ctl interrupt with nothing running" "$JE/ctl" $'interrupt\n'
+# an interrupt that cannot be honoured kills after the grace
+code je 'await null; while (true) {}' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the js loop runs" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$JE/status"
+check "ctl interrupt je" sfs_write "$JE/ctl" $'interrupt\n'
+check "the js writer returns after the grace" sfs_wait_gone "$BG" 8
+assert_eq dead "$(field "$JE/status" state)" "an interrupt not honoured kills"
+assert_file_match "$JE/error" 'after ctl interrupt: killed' "error says so"
+check "restart je after the kill" sfs_write "$JE/ctl" $'restart\n'
+fails "closing the driver's answer fifo" je 'const fs = require("fs"); for (const f of fs.readdirSync("/proc/self/fd")) { try { if (fs.readlinkSync("/proc/self/fd/" + f).endsWith(".a (deleted)")) fs.closeSync(Number(f)) } catch (e) {} }'
+assert_file_match "$JE/error" 'descriptors were closed or replaced' "the js context is dead and says why"
+
 # bad input
 assert_errno EINVAL "a bad context name" mkdir "$CS/.bad"
 check "mkdir contexts/lang" sfs_mkdir "$CS/lang"
 assert_write_errno EINVAL "an unknown language" "$CS/lang/language" $'cobol\n'
 assert_write_errno EBUSY "language after the first code" "$P/language" $'javascript\n'
+BIG=$(head -c 200000 /dev/zero | tr '\0' x)
+assert_write_errno E2BIG "an env value execve cannot take" "$CS/lang/env/BIG" "$BIG"
 assert_write_errno EBUSY "env after the first code" "$P/env/PATH" $'/bin\n'
 assert_write_errno EINVAL "a bad ctl line" "$P/ctl" $'bogus\n'
 assert_file_match "$S/error" 'contexts/py/ctl' "refusals go to the session's error"
+
+# python: formats that cannot be made, errors that cannot be shown
+Q=$CS/pq
+check "mkdir contexts/pq" mkctx pq
+check "bad formats" code pq $'class B:\n    def _repr_png_(self): return "not base64!!"\n    def _repr_json_(self): return {"a": object()}\n    def _repr_html_(self): return 42\nB()'
+assert_file_match "$Q/stderr" "png cannot be made" "a png that is not base64 is dropped, said in stderr"
+assert_file_match "$Q/stderr" "json cannot be made" "a json that cannot be dumped is dropped"
+assert_file_match "$Q/stderr" "html" "an html that is no text is dropped, said in stderr"
+check "the text stays" test -s "$Q/results/1/text"
+assert_true "no driver frame in stderr" "$(head -c 300 "$Q/stderr")" bash -c '! grep -q "sfsctx\|Traceback" "$1"' _ "$Q/stderr"
+check "an exception whose str raises" code pq $'class E(Exception):\n    def __str__(self): raise ValueError("no")\nraise E()'
+assert_eq "E" "$(json "$Q/error" 'j["name"]')" "it is the error"
+check "pq lives" code pq '2 + 2'
+assert_file_eq "$Q/result" $'4\n' "the python context lives on"
+# over-size results
+check "a text over 64 MiB" code pq '"x" * (65 << 20)'
+assert_eq 67108864 "$(stat -c %s "$Q/results/1/text")" "it is cut at 64 MiB"
+assert_file_match "$Q/stderr" "truncated" "said in stderr"
+check "a png over 64 MiB" code pq $'class P:\n    def _repr_png_(self): return b"\\x89PNG" + bytes(65 << 20)\nP()'
+check "it is dropped" test ! -e "$Q/results/1/png"
+assert_file_match "$Q/stderr" "png is over" "said in stderr"
+check "five results of 60 MiB" code pq $'for i in range(5): display(b"y" * (60 << 20))'
+assert_file_match "$S/error" "dropped \\(at most 64 MiB a format, 256 MiB kept\\)" "what is over the total kept is dropped"
+check "pq lives after them" code pq '3'
+assert_file_eq "$Q/result" $'3\n' "the context survives"
+# forged frames, forks, closed descriptors
+check "forged frames" code pq $'import os\nfor f in os.listdir("/proc/self/fd"):\n    try:\n        if os.readlink("/proc/self/fd/" + f).endswith(".a (deleted)"):\n            os.write(int(f), b"result 0\\ndone 0\\n")\n    except OSError:\n        pass\nprint("after")'
+assert_file_eq "$Q/stdout" $'after\n' "a forged done does not end the execution"
+check "no forged result" test ! -e "$Q/results/1"
+assert_file_match "$S/error" "without the execution's key was dropped" "forged frames are dropped with a line"
+check "a fork" code pq $'import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(0.2)\nelse:\n    os.waitpid(pid, 0)\npid'
+check "the fork's parent answers" test -s "$Q/result"
+check "pq after the fork" code pq '7'
+assert_file_eq "$Q/result" $'7\n' "a fork's child does not run the driver"
+check "closing 3..255" code pq $'import os\nos.closerange(3, 256)\n8'
+assert_file_eq "$Q/result" $'8\n' "the protocol is out of reach of a loop closing 3..255"
+fails "closing every descriptor" pq $'import os\nos.closerange(3, 1 << 20)\n9'
+assert_eq dead "$(field "$Q/status" state)" "the context is dead"
+assert_file_match "$Q/error" 'descriptors were closed or replaced' "error says why"
+check "restart pq" sfs_write "$Q/ctl" $'restart\n'
+# an interrupt before the user's code begins (the interpreter starting)
+check "restart pq again" sfs_write "$Q/ctl" $'restart\n'
+code pq $'import time\ntime.sleep(20)' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "it is sent" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$Q/status"
+check "ctl interrupt at once" sfs_write "$Q/ctl" $'interrupt\n'
+check "the early interrupt is honoured" sfs_wait_gone "$BG" 5
+assert_eq "KeyboardInterrupt interrupted" "$(json "$Q/error" 'j["name"]') $(field "$Q/status" state)" \
+	"an interrupt before the code starts interrupts it, the context lives"
+# an interrupt that is ignored kills after the grace
+code pq $'import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint("go", flush=True)\nwhile True: pass' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the ignoring loop runs" sfs_until 5 grep -q go "$Q/stdout"
+check "ctl interrupt pq" sfs_write "$Q/ctl" $'interrupt\n'
+check "the python writer returns after the grace" sfs_wait_gone "$BG" 8
+assert_eq dead "$(field "$Q/status" state)" "an ignored interrupt kills"
+assert_file_match "$Q/error" 'after ctl interrupt: killed' "error says so"
+check "restart pq after the kill" sfs_write "$Q/ctl" $'restart\n'
+code pq $'class R:\n    def __repr__(self):\n        import time\n        print("repr", flush=True)\n        time.sleep(100)\nR()' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the blocking __repr__ runs" sfs_until 5 grep -q repr "$Q/stdout"
+check "ctl interrupt of the __repr__" sfs_write "$Q/ctl" $'interrupt\n'
+check "the __repr__ writer returns after the grace" sfs_wait_gone "$BG" 8
+assert_file_match "$Q/error" 'after ctl interrupt: killed' "a __repr__ that blocks is killed"
+# the daemon's descriptors of a removed context are closed
+FD0=$(ls /proc/"$SFS_PID"/fd | wc -l)
+check "mkdir contexts/fd" mkctx fd
+check "a child holding the pipes" code fd 'import os; os.system("sleep 300 &")'
+check "rmdir contexts/fd" timeout 10 rmdir "$CS/fd"
+assert_eq "$FD0" "$(ls /proc/"$SFS_PID"/fd | wc -l)" "the daemon's descriptors are back where they were"
+# cwd
+assert_write_errno ENOENT "a cwd that does not exist" "$CS/lang/cwd" $'/nonexistent\n'
+assert_write_errno ENOTDIR "a cwd that is a file" "$CS/lang/cwd" $'/etc/passwd\n'
+check "mkdir contexts/cwd" mkctx cwd
+mkdir "$SFS_TMP/gone"
+check "a cwd that exists" sfs_write "$CS/cwd/cwd" "$SFS_TMP/gone"$'\n'
+rmdir "$SFS_TMP/gone"
+fails "a cwd removed before the first code" cwd 'x'
+assert_file_match "$CS/cwd/error" 'cannot enter the cwd' "the context is dead and says why"
 
 # rmdir of a busy context
 (

@@ -193,6 +193,43 @@ START_TEST(formats)
 }
 END_TEST
 
+START_TEST(keys)
+{
+	char key[CTX_KEY_LEN + 1], other[CTX_KEY_LEN + 1];
+	struct ctxproto_frame f = { "text", "0123456789abcdef42", 18 };
+
+	ctxproto_key(key);
+	ctxproto_key(other);
+	ck_assert_uint_eq(strlen(key), CTX_KEY_LEN);
+	ck_assert_str_ne(key, other);
+	ck_assert_int_eq(ctxproto_unkey(&f, "0123456789abcdef"), 0);
+	ck_assert_uint_eq(f.len, 2);
+	ck_assert_int_eq(memcmp(f.data, "42", 2), 0);
+	/* a frame without the key, or too short to have it */
+	ck_assert_int_eq(ctxproto_unkey(&f, "0123456789abcdef"), -EPERM);
+	f = (struct ctxproto_frame){ "done", "", 0 };
+	ck_assert_int_eq(ctxproto_unkey(&f, key), -EPERM);
+}
+END_TEST
+
+START_TEST(format_cap)
+{
+	struct ctx_exec e = { 0 };
+	struct ctxproto_frame f = { "result", "", 0 };
+
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	f = (struct ctxproto_frame){ "png", "x", CTX_FMT_MAX + 1 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), -EFBIG);
+	f = (struct ctxproto_frame){ "text", "abc", 3 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 3);
+	ctx_exec_shed(&e);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 0);
+	ck_assert(!e.res[0]->fmt[0].has);
+	ctx_exec_free(&e, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ctxproto");
@@ -208,6 +245,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, exec_json);
 	tcase_add_test(tc, base64);
 	tcase_add_test(tc, formats);
+	tcase_add_test(tc, keys);
+	tcase_add_test(tc, format_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
