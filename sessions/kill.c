@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "conf/conf.h"
+#include "ctx.h"
 #include "kill.h"
 #include "sess.h"
 #include "tty.h"
@@ -224,6 +225,10 @@ static bool anything_running(void)
 			if (list_entry(l, struct run, link)->state ==
 			    RUN_RUNNING)
 				return true;
+		for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next)
+			if (list_entry(l, struct ctx, link)->state ==
+			    CTX_RUNNING)
+				return true;
 	}
 	return false;
 }
@@ -262,6 +267,12 @@ void sess_killall(void (*cb)(void *), void *arg)
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
 			proc_signal(list_entry(l, struct run, link), SIGTERM);
+		/* an execution is interrupted, its interpreter killed if it
+		 * does not stop within the grace; the context's state stays */
+		for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next)
+			if (list_entry(l, struct ctx, link)->state ==
+			    CTX_RUNNING)
+				ctx_interrupt(list_entry(l, struct ctx, link));
 	}
 	if (!k) {
 		cb(arg);

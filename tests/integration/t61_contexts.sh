@@ -119,6 +119,18 @@ assert_eq interrupted "$(field "$P/status" state)" "status says interrupted"
 check "x after the interrupt" code py 'x'
 assert_file_eq "$P/result" $'41\n' "interrupt keeps the state"
 
+# the root's killall interrupts a running execution too, and returns once
+# nothing runs
+code py 'while True: pass' &
+BG=$!
+SFS_BG_PIDS+=("$BG")
+check "the loop runs again" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$P/status"
+check "killall" sfs_write "$MNT/ctl" $'killall\n' 20
+check "the writer returns after killall" sfs_wait_gone "$BG" 5
+assert_eq "KeyboardInterrupt" "$(json "$P/error" 'j["name"]')" "killall interrupts the execution"
+check "x after killall" code py 'x'
+assert_file_eq "$P/result" $'41\n' "killall keeps the context's state"
+
 # timeout
 check "timeout 300" sfs_write "$P/timeout" $'300\n'
 t0=$(now_ms)
