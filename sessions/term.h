@@ -11,6 +11,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "keys.h"
 
 struct term;
@@ -24,6 +25,9 @@ void term_free(struct term *t);
 /* Everything the program printed, in order. */
 void term_feed(struct term *t, const char *buf, size_t len);
 void term_resize(struct term *t, int cols, int rows);
+/* Changes with what is on the screen (a feed, a resize); no two screens
+ * share one, so a match need not be tried again until it changes. */
+uint64_t term_version(const struct term *t);
 /* Sends the keys and text of seq to the program (through out). */
 void term_keys(struct term *t, const struct keys_seq *seq);
 /* The screen, one line per row, trailing blanks trimmed (malloc'd). */
@@ -31,6 +35,15 @@ char *term_screen(struct term *t, size_t *len);
 /* The scrolled-off lines, oldest first (malloc'd). */
 char *term_scrollback(struct term *t, size_t *len);
 void term_clear_scrollback(struct term *t);
+/* What a pattern for term_match may be: glibc's matcher takes time
+ * exponential in its back-references and proportional to the size of
+ * its automaton, in which an interval {m,n} copies its atom n times. */
+#define TERM_PATTERN_MAX 1024 /* bytes */
+#define TERM_COST_MAX	 256  /* atoms, intervals expanded */
+/* 0 when the extended regex pat (len bytes) is cheap enough to match;
+ * -ENOTSUP for a back-reference (\1..\9), -E2BIG when too long or too
+ * large once its intervals are expanded. */
+int term_pattern_check(const char *pat, size_t len);
 /* The lowest row of the screen that re matches, with its newline
  * (malloc'd), or NULL. */
 char *term_match(struct term *t, const regex_t *re, size_t *len);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,19 @@ static int new_output(struct tty *t)
 	return 0;
 }
 
+/* The slave is the owner's, writable by group tty only (for write(1)
+ * and wall, as login and grantpt make it), not by the owner's group:
+ * that may be shared (users). No group tty: the owner's alone. */
+static int own_slave(const struct tty *t, int slave)
+{
+	const struct group *g = getgrnam("tty");
+
+	if (fchown(slave, t->s->uid, g ? g->gr_gid : t->s->gid) < 0 ||
+	    fchmod(slave, g ? 0620 : 0600) < 0)
+		return -1;
+	return 0;
+}
+
 /* The PTY: the master (non-blocking, close-on-exec) and its slave, made
  * the owner's. */
 static int open_pty(struct tty *t, int *slave)
@@ -216,7 +230,7 @@ static int open_pty(struct tty *t, int *slave)
 	    ptsname_r(m, name, sizeof(name)) != 0 ||
 	    ioctl(m, TIOCSWINSZ, &ws) < 0 ||
 	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    fchown(*slave, t->s->uid, t->s->gid) < 0 || fchmod(*slave, 0620)) {
+	    own_slave(t, *slave) < 0) {
 		int e = errno;
 
 		close(m);
@@ -406,6 +420,34 @@ int tty_keys(struct tty *t, const struct keys_seq *seq)
 		return -EAGAIN;
 	term_keys(t->term, seq);
 	return t->wq.err;
+}
+
+/* "COLS ROWS" (or COLSxROWS), each TTY_SIZE_MIN..TTY_SIZE_MAX and at most
+ * TTY_AREA_MAX cells; blanks after it are taken. Below 2 columns,
+ * libvterm 0.1.4 crashes on a wide character; each scrolled line moves the
+ * whole screen, so the area bounds the cost of a line. */
+int tty_parse_size(const char *p, size_t len, int *cols, int *rows)
+{
+	char buf[64], *end;
+	long c, r;
+
+	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	c = strtol(buf, &end, 10);
+	if (end == buf || (*end != ' ' && *end != 'x'))
+		return -EINVAL;
+	p = end + 1;
+	r = strtol(p, &end, 10);
+	if (end == p || *end != '\0' || c < TTY_SIZE_MIN || c > TTY_SIZE_MAX ||
+	    r < TTY_SIZE_MIN || r > TTY_SIZE_MAX || c * r > TTY_AREA_MAX)
+		return -EINVAL;
+	*cols = (int)c;
+	*rows = (int)r;
+	return 0;
 }
 
 void tty_resize(struct tty *t, int cols, int rows)
