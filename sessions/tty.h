@@ -31,6 +31,7 @@ enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 #define TTY_QUIET_MS	    200
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
+#define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
 
 struct tty {
 	struct sess *s;
@@ -44,8 +45,11 @@ struct tty {
 	struct contain cg;
 	bool has_cg;
 	struct loop_watch master; /* fd -1 when none */
-	bool watched;		  /* master in the loop (not after a hangup) */
-	struct strbuf wq;	  /* bytes the PTY has not taken yet */
+	bool watched; /* master in the loop (not while the slave is closed) */
+	struct strbuf wq;	 /* bytes the PTY has not taken yet */
+	struct strbuf pend;	 /* printed, not yet on the screen */
+	struct loop_timer more;	 /* puts more of pend on the screen */
+	struct loop_timer retry; /* looks for the slave after a hangup */
 	struct reap_watch reap;
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
 	uint64_t quiet_ms;

@@ -469,7 +469,40 @@ assert_expect "expect: a line of 70 a's, matched at once" '^a{70}$' 3000
 if getent group tty >/dev/null; then want='^mode-tty-620$'; else want='^mode-.*-600$'; fi
 assert_expect "the slave is group tty's, mode 620 (600 without that group)" "$want"
 
-# 21. rmdir ends the terminal and what it started
+# 21. a flood of short lines (yes) leaves the loop to the other requests:
+# the screen takes at most some 2 ms of it per round
+type_line 'yes | head -c 200000000'
+flooding() { [ "$(status_val output_bytes)" -gt 2000000 ]; }
+sfs_until 10 flooding
+med=$(timeout 30 python3 - "$S2" <<'EOF2'
+import os, statistics, sys, time
+d, ts = sys.argv[1], []
+for _ in range(30):
+    t = time.monotonic()
+    os.listdir(d)
+    with open(d + "/tty/status") as f:
+        f.read()
+    ts.append((time.monotonic() - t) * 1000)
+print(int(statistics.median(ts)))
+EOF2
+)
+assert_lt "${med:-99999}" 100 "while yes floods the terminal, another session answers (median)" " ms"
+check "C-c ends the flood" sfs_write "$T/keys" 'C-c'
+type_line 'echo "after""-flood"'
+assert_expect "the terminal is at its prompt again" '^after-flood$' 15000
+
+# 22. every descriptor of the slave closed for a moment: the terminal is
+# watched again when the shell opens /dev/tty, and what was typed
+# meanwhile is kept
+TP=$(status_val pid)
+type_line 'exec 0</dev/null 1>/dev/null 2>/dev/null 255>&-; sleep 1; exec 0<>/dev/tty 1>&0 2>&0; echo "BA""CK"'
+closed() { [ "$(readlink "/proc/$TP/fd/0")" = /dev/null ] && [ ! -e "/proc/$TP/fd/255" ]; }
+sfs_until 5 closed
+type_line 'echo "ke""pt"'
+assert_expect "the slave closed and opened again: the terminal is back" '^BACK$'
+assert_expect "what was typed while it was closed is kept" '^kept$'
+
+# 23. rmdir ends the terminal and what it started
 type_line 'sleep 300 &'
 sync_tty "a background sleep in the terminal"
 TPID=$(status_val pid)
