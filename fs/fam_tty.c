@@ -26,7 +26,7 @@ struct ttyfh {
 	bool has_re;
 	uint64_t ms;
 	int64_t deadline;
-	uint64_t seen; /* the screen's version that re did not match */
+	struct term_seen seen;	 /* what re last saw of the screen */
 	struct cast_reader cast; /* recording.cast's */
 };
 
@@ -440,16 +440,16 @@ static void answer_text(struct park *p, char *text, size_t len)
 }
 
 /* The row that x's regex matches, tried once per change of the screen
- * (each costs a regexec per row; output comes in many pieces). */
-static char *new_match(struct ttyfh *x, struct term *term)
+ * and at most a tenth of the time; a wake when the time held it back. */
+static char *new_match(struct ttyfh *x, struct tty *t)
 {
-	char *line;
+	int64_t retry = 0;
+	char *line = t && t->term ? term_match_once(t->term, &x->re, &x->seen,
+						    &retry) :
+				    NULL;
 
-	if (!term || term_version(term) == x->seen)
-		return NULL;
-	line = term_match(term, &x->re, &(size_t){ 0 });
-	if (!line)
-		x->seen = term_version(term);
+	if (retry)
+		tty_wake_at(t, retry);
 	return line;
 }
 
@@ -458,7 +458,7 @@ static bool try_expect(struct park *p)
 	struct fh *fh = p->fh;
 	struct ttyfh *x = fh->priv;
 	struct tty *t = tty_fh(fh);
-	char *line = new_match(x, t ? t->term : NULL);
+	char *line = new_match(x, t);
 
 	if (line) {
 		answer_text(p, line, strlen(line));
@@ -532,7 +532,7 @@ static bool expect_readable(const struct fh *fh)
 	if (!t || !x || !x->has_re)
 		return true;
 	expect_begin(x);
-	line = new_match(x, t->term);
+	line = new_match(x, t);
 	free(line);
 	if (line || loop_now_ms() >= x->deadline)
 		return true;

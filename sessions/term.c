@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <vterm.h>
 #include "strbuf.h"
 #include "term.h"
@@ -344,12 +345,12 @@ static long interval(const char *p, size_t len, size_t *i)
 
 int term_pattern_check(const char *p, size_t len)
 {
-	long stack[64], cur = 0, last = 0, k;
+	long stack[64], cur = 0, last = 0, plain = 0, k;
 	int depth = 0;
 
 	if (len > TERM_PATTERN_MAX)
 		return -E2BIG;
-	for (size_t i = 0; i < len && cur <= TERM_COST_MAX; i++) {
+	for (size_t i = 0; i < len && cur - plain <= TERM_COST_MAX; i++) {
 		if (p[i] == '\\' && i + 1 < len && p[i + 1] >= '1' &&
 		    p[i + 1] <= '9')
 			return -ENOTSUP;
@@ -367,9 +368,10 @@ int term_pattern_check(const char *p, size_t len)
 					  i + (p[i] == '\\');
 			last = 1;
 			cur++;
+			plain++;
 		}
 	}
-	return cur > TERM_COST_MAX || depth >= 64 ? -E2BIG : 0;
+	return cur - plain > TERM_COST_MAX || depth >= 64 ? -E2BIG : 0;
 }
 
 char *term_match(struct term *t, const regex_t *re, size_t *len)
@@ -387,6 +389,35 @@ char *term_match(struct term *t, const regex_t *re, size_t *len)
 		return sb_take(&b, len);
 	}
 	return NULL;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+char *term_match_once(struct term *t, const regex_t *re, struct term_seen *seen,
+		      int64_t *retry_ms)
+{
+	int64_t start = now_us(), end;
+	char *line;
+
+	*retry_ms = 0;
+	if (t->version == seen->version)
+		return NULL;
+	if (start < seen->after_us) {
+		*retry_ms = (seen->after_us + 999) / 1000;
+		return NULL;
+	}
+	line = term_match(t, re, &(size_t){ 0 });
+	end = now_us();
+	seen->after_us = end + 9 * (end - start);
+	if (!line)
+		seen->version = t->version;
+	return line;
 }
 
 void term_cursor(struct term *t, int *row, int *col, bool *visible)

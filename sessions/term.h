@@ -39,14 +39,26 @@ void term_clear_scrollback(struct term *t);
  * exponential in its back-references and proportional to the size of
  * its automaton, in which an interval {m,n} copies its atom n times. */
 #define TERM_PATTERN_MAX 1024 /* bytes */
-#define TERM_COST_MAX	 256  /* atoms, intervals expanded */
+#define TERM_COST_MAX	 256  /* atoms that intervals add */
 /* 0 when the extended regex pat (len bytes) is cheap enough to match;
- * -ENOTSUP for a back-reference (\1..\9), -E2BIG when too long or too
- * large once its intervals are expanded. */
+ * -ENOTSUP for a back-reference (\1..\9), -E2BIG when too long or when
+ * its intervals add too many atoms. */
 int term_pattern_check(const char *pat, size_t len);
 /* The lowest row of the screen that re matches, with its newline
  * (malloc'd), or NULL. */
 char *term_match(struct term *t, const regex_t *re, size_t *len);
+/* What a waiter of term_match_once saw last. */
+struct term_seen {
+	uint64_t version; /* of the screen, that its regex did not match */
+	int64_t after_us; /* monotonic: no try before (zero: none yet) */
+};
+/* term_match, but not again on the screen that seen did not match, and
+ * at most a tenth of the time (the next try waits 9 times as long as the
+ * last took, as a regex on a large screen may take long): then NULL and,
+ * when only the time stopped it, *retry_ms (monotonic ms) says when to
+ * try again (else 0). */
+char *term_match_once(struct term *t, const regex_t *re, struct term_seen *seen,
+		      int64_t *retry_ms);
 /* 1-based row and column of the cursor, and whether it is shown. */
 void term_cursor(struct term *t, int *row, int *col, bool *visible);
 /* The title the program set (OSC 0 or 2), "" when none. */
