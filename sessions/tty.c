@@ -136,6 +136,8 @@ static bool feed(struct tty *t, int64_t until_us)
 		term_feed(t->term, t->pend.p + done, n);
 		done += n;
 	}
+	if (done == 0)
+		return t->pend.len == 0;
 	memmove(t->pend.p, t->pend.p + done, t->pend.len - done);
 	t->pend.len -= done;
 	return t->pend.len == 0;
@@ -523,7 +525,7 @@ int tty_parse_size(const char *p, size_t len, int *cols, int *rows)
 
 	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
 		len--;
-	if (len >= sizeof(buf))
+	if (len == 0 || len >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, p, len);
 	buf[len] = '\0';
