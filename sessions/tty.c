@@ -188,6 +188,7 @@ static void on_retry(struct loop_timer *r)
 {
 	struct tty *t = r->arg;
 	struct pollfd p = { .fd = t->master.fd, .events = POLLIN };
+	size_t queued;
 
 	if (t->master.fd < 0 || t->watched)
 		return;
@@ -197,7 +198,10 @@ static void on_retry(struct loop_timer *r)
 		return;
 	}
 	t->watched = true;
+	queued = t->wq.len;
 	flush_queue(t);
+	if (t->wq.len < queued)
+		changed(t); /* room for the writers that wait */
 	drain(t, false);
 }
 
