@@ -121,18 +121,20 @@ static int64_t now_us(void)
 }
 
 /* Feeds the screen what is pending, a piece at a time, until the time is
- * up; whether nothing is left. A piece of newlines costs a move of the
- * whole screen per line (some 10 us at 80x24, 100 times that at the
- * largest), hence small pieces. */
-#define FEED_PIECE 32
+ * up; whether nothing is left. Each newline may move the whole screen
+ * (some 10 us at 80x24, 50 times that at the largest), so a piece is at
+ * most FEED_CELLS cells of screen, lines times area: 16 bytes at 80x24,
+ * 1 at the largest. */
+#define FEED_CELLS 32000
 static bool feed(struct tty *t, int64_t until_us)
 {
-	size_t done = 0;
+	size_t done = 0, piece = FEED_CELLS / ((size_t)t->cols * t->rows);
 
+	piece = piece < 1 ? 1 : piece > 16 ? 16 : piece;
 	while (done < t->pend.len && now_us() < until_us) {
 		size_t n = t->pend.len - done;
 
-		n = n < FEED_PIECE ? n : FEED_PIECE;
+		n = n < piece ? n : piece;
 		term_feed(t->term, t->pend.p + done, n);
 		done += n;
 	}
@@ -155,7 +157,7 @@ static void on_more(struct loop_timer *m)
  * a flood of output leaves the loop to the other requests (a listing is
  * some four rounds); the rest waits for the next round (a timer of now),
  * and the PTY is not read until it is on the screen. */
-#define DRAIN_US 1000
+#define DRAIN_US 500
 static void drain(struct tty *t, bool all)
 {
 	int64_t until = all ? INT64_MAX : now_us() + DRAIN_US;

@@ -23,7 +23,7 @@
 # SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N and
-# STREAM_LATENCY_N_IDLE, TTY_MIB, TTY_SCREEN_N, TTY_KEY_N and TTY_LS_N change the
+# STREAM_LATENCY_N_IDLE, TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N and TTY_FLOOD_SIZE change the
 # sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
