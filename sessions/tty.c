@@ -123,7 +123,7 @@ static int64_t now_us(void)
 /* Feeds the screen what is pending, a piece at a time, until the time is
  * up; whether nothing is left. Each newline may move the whole screen
  * (some 10 us at 80x24, 50 times that at the largest), so a piece is at
- * most FEED_CELLS cells of screen, lines times area: 16 bytes at 80x24,
+ * most FEED_CELLS cells of screen, lines times area: 16 lines at 80x24,
  * 1 at the largest. */
 #define FEED_CELLS 32000
 static bool feed(struct tty *t, int64_t until_us)
@@ -132,11 +132,19 @@ static bool feed(struct tty *t, int64_t until_us)
 
 	piece = piece < 1 ? 1 : piece > 16 ? 16 : piece;
 	while (done < t->pend.len && now_us() < until_us) {
-		size_t n = t->pend.len - done;
+		const char *p = t->pend.p + done,
+			   *end = t->pend.p + t->pend.len;
+		const char *nl = p;
 
-		n = n < piece ? n : piece;
-		term_feed(t->term, t->pend.p + done, n);
-		done += n;
+		/* cut after newlines only: libvterm 0.1.4 loses a title
+		 * (OSC) whose bytes come in two writes */
+		for (size_t i = 0; i < piece && nl && nl < end; i++) {
+			nl = memchr(nl, '\n', (size_t)(end - nl));
+			nl = nl ? nl + 1 : NULL;
+		}
+		nl = nl ? nl : end;
+		term_feed(t->term, p, (size_t)(nl - p));
+		done += (size_t)(nl - p);
 	}
 	if (done == 0)
 		return t->pend.len == 0;
