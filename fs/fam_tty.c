@@ -26,6 +26,7 @@ struct ttyfh {
 	bool has_re;
 	uint64_t ms;
 	int64_t deadline;
+	struct term_seen seen;	 /* what re last saw of the screen */
 	struct cast_reader cast; /* recording.cast's */
 };
 
@@ -266,29 +267,6 @@ static char *size_text(const struct node *n, size_t *len)
 	return sb_take(&b, len);
 }
 
-/* "COLS ROWS" (or COLSxROWS), each 1..TTY_SIZE_MAX. */
-static int parse_size(const char *p, size_t len, int *cols, int *rows)
-{
-	char buf[64], *end;
-	long c, r;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, p, len);
-	buf[len] = '\0';
-	c = strtol(buf, &end, 10);
-	if (end == buf || (*end != ' ' && *end != 'x'))
-		return -EINVAL;
-	p = end + 1;
-	r = strtol(p, &end, 10);
-	if (end == p || *end != '\0' || c < 1 || c > TTY_SIZE_MAX || r < 1 ||
-	    r > TTY_SIZE_MAX)
-		return -EINVAL;
-	*cols = (int)c;
-	*rows = (int)r;
-	return 0;
-}
-
 static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
 		      const char *buf, size_t size, off_t off)
 {
@@ -302,10 +280,12 @@ static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
 	if (rc < 0)
 		return rc;
 	len = fam_value_len(&fh->w);
-	if (parse_size(fh->w.p, len, &cols, &rows) < 0) {
+	if (tty_parse_size(fh->w.p, len, &cols, &rows) < 0) {
 		sess_error(n->s,
-			   "tty/size: '%.*s' is not COLS ROWS, each 1 to %d",
-			   (int)(len > 80 ? 80 : len), fh->w.p, TTY_SIZE_MAX);
+			   "tty/size: '%.*s' is not COLS ROWS, each %d to %d, "
+			   "at most %d cells",
+			   (int)(len > 80 ? 80 : len), fh->w.p, TTY_SIZE_MIN,
+			   TTY_SIZE_MAX, TTY_AREA_MAX);
 		fh->w.len = 0;
 		return -EINVAL;
 	}
@@ -397,9 +377,17 @@ static void split_timeout(const char *p, size_t *len, uint64_t *ms)
 /* Compiles pattern (len bytes) into re; an error line when it cannot. */
 static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
 {
-	char *z = strndup(pat, len), msg[128];
+	int cost = term_pattern_check(pat, len);
+	char *z = cost ? NULL : strndup(pat, len), msg[128];
 	int rc = z ? regcomp(re, z, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
 
+	if (cost < 0) {
+		sess_error(s, "tty/expect: '%.*s' is refused: %s",
+			   (int)(len > 80 ? 80 : len), pat,
+			   cost == -ENOTSUP ? "a back-reference" :
+					      "too long or too large");
+		return -EINVAL;
+	}
 	if (rc != 0) {
 		regerror(rc, re, msg, sizeof(msg));
 		sess_error(s, "tty/expect: '%.*s' is not an extended regex: %s",
@@ -451,14 +439,26 @@ static void answer_text(struct park *p, char *text, size_t len)
 	fam_reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
 }
 
+/* The row that x's regex matches, tried once per change of the screen
+ * and at most a tenth of the time; a wake when the time held it back. */
+static char *new_match(struct ttyfh *x, struct tty *t)
+{
+	int64_t retry = 0;
+	char *line = t && t->term ? term_match_once(t->term, &x->re, &x->seen,
+						    &retry) :
+				    NULL;
+
+	if (retry)
+		tty_wake_at(t, retry);
+	return line;
+}
+
 static bool try_expect(struct park *p)
 {
 	struct fh *fh = p->fh;
 	struct ttyfh *x = fh->priv;
 	struct tty *t = tty_fh(fh);
-	char *line = t && t->term ?
-			     term_match(t->term, &x->re, &(size_t){ 0 }) :
-			     NULL;
+	char *line = new_match(x, t);
 
 	if (line) {
 		answer_text(p, line, strlen(line));
@@ -527,13 +527,12 @@ static bool expect_readable(const struct fh *fh)
 {
 	struct ttyfh *x = fh->priv;
 	struct tty *t = waits_on(fh);
-	size_t len;
 	char *line;
 
 	if (!t || !x || !x->has_re)
 		return true;
 	expect_begin(x);
-	line = term_match(t->term, &x->re, &len);
+	line = new_match(x, t);
 	free(line);
 	if (line || loop_now_ms() >= x->deadline)
 		return true;

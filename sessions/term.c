@@ -6,8 +6,10 @@
  * alternate screen; libvterm's output (answers to queries, encoded keys)
  * goes back to the PTY through the caller's function.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <vterm.h>
 #include "strbuf.h"
 #include "term.h"
@@ -22,8 +24,11 @@ struct term {
 	bool altscreen, hidden;
 	char **sb; /* ring of sb_max lines: sb_n of them from sb_first */
 	size_t sb_max, sb_first, sb_n;
-	char *line; /* one row's text, room for cols cells */
+	char *line;	  /* one row's text, room for cols cells */
+	uint64_t version; /* of the screen, unique among terminals */
 };
+
+static uint64_t versions; /* the latest version of any screen */
 
 /* Appends code point c as UTF-8. */
 static size_t put_utf8(char *p, uint32_t c)
@@ -136,6 +141,7 @@ struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
 		return NULL;
 	t->cols = cols;
 	t->rows = rows;
+	t->version = ++versions;
 	t->out = out;
 	t->arg = arg;
 	t->sb_max = sb_max;
@@ -171,6 +177,7 @@ void term_free(struct term *t)
 void term_feed(struct term *t, const char *buf, size_t len)
 {
 	vterm_input_write(t->vt, buf, len);
+	t->version = ++versions;
 }
 
 void term_resize(struct term *t, int cols, int rows)
@@ -184,6 +191,12 @@ void term_resize(struct term *t, int cols, int rows)
 	t->cols = cols;
 	t->rows = rows;
 	vterm_set_size(t->vt, rows, cols);
+	t->version = ++versions;
+}
+
+uint64_t term_version(const struct term *t)
+{
+	return t->version;
 }
 
 /* Ctrl with a letter (or @[\]^_) is its control byte, as terminals send
@@ -205,6 +218,28 @@ static bool control_char(struct term *t, const struct keys_item *it)
 	return true;
 }
 
+/* Any other character but Shift-Space: Shift makes a letter upper-case,
+ * Alt is ESC before the character's UTF-8 (libvterm keeps the low byte
+ * of a character after ESC and drops the Shift). */
+static bool plain_char(struct term *t, const struct keys_item *it)
+{
+	char b[5] = "\033";
+	uint32_t c = (uint32_t)it->code;
+	size_t n;
+
+	if ((it->mod & VTERM_MOD_CTRL) ||
+	    (c == ' ' && (it->mod & VTERM_MOD_SHIFT)))
+		return false;
+	if ((it->mod & VTERM_MOD_SHIFT) && c >= 'a' && c <= 'z')
+		c -= 'a' - 'A';
+	n = put_utf8(b + 1, c);
+	if (it->mod & VTERM_MOD_ALT)
+		t->out(t->arg, b, n + 1);
+	else
+		t->out(t->arg, b + 1, n);
+	return true;
+}
+
 void term_keys(struct term *t, const struct keys_seq *seq)
 {
 	for (size_t i = 0; i < seq->n; i++) {
@@ -215,7 +250,7 @@ void term_keys(struct term *t, const struct keys_seq *seq)
 		else if (it->kind == KEYS_KEY)
 			vterm_keyboard_key(t->vt, (VTermKey)it->code,
 					   (VTermModifier)it->mod);
-		else if (!control_char(t, it))
+		else if (!control_char(t, it) && !plain_char(t, it))
 			vterm_keyboard_unichar(t->vt, (uint32_t)it->code,
 					       (VTermModifier)it->mod);
 	}
@@ -267,6 +302,78 @@ void term_clear_scrollback(struct term *t)
 	t->sb_first = t->sb_n = 0;
 }
 
+/* The index of the ']' that closes the bracket expression at p[i]. */
+static size_t bracket_end(const char *p, size_t len, size_t i)
+{
+	size_t j = i + 1;
+
+	if (j < len && p[j] == '^')
+		j++;
+	if (j < len && p[j] == ']')
+		j++;
+	for (; j < len && p[j] != ']'; j++) {
+		char *close = NULL;
+
+		if (p[j] == '[' && j + 1 < len && strchr(":.=", p[j + 1]))
+			close = memmem(p + j + 2, len - j - 2,
+				       (char[]){ p[j + 1], ']' }, 2);
+		if (close)
+			j = (size_t)(close - p) + 1;
+	}
+	return j < len ? j : len - 1;
+}
+
+/* The number an interval {m,n} repeats its atom (the larger bound) at
+ * p[*i] (the '{'), *i moved to its '}'; 0 when it is not an interval. */
+static long interval(const char *p, size_t len, size_t *i)
+{
+	long m = 0, n = -1;
+	size_t j = *i + 1;
+
+	for (; j < len && p[j] >= '0' && p[j] <= '9' && m <= TERM_COST_MAX; j++)
+		m = m * 10 + (p[j] - '0');
+	if (j < len && p[j] == ',')
+		for (n = 0, j++; j < len && p[j] >= '0' && p[j] <= '9' &&
+				 n <= TERM_COST_MAX;
+		     j++)
+			n = n * 10 + (p[j] - '0');
+	if (j >= len || p[j] != '}' || j == *i + 1)
+		return 0;
+	*i = j;
+	return n > m ? n : n == 0 && j > 2 && p[j - 1] == ',' ? m + 1 : m;
+}
+
+int term_pattern_check(const char *p, size_t len)
+{
+	long stack[64], cur = 0, last = 0, plain = 0, k;
+	int depth = 0;
+
+	if (len > TERM_PATTERN_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < len && cur - plain <= TERM_COST_MAX; i++) {
+		if (p[i] == '\\' && i + 1 < len && p[i + 1] >= '1' &&
+		    p[i + 1] <= '9')
+			return -ENOTSUP;
+		if (p[i] == '(' && depth < 64) {
+			stack[depth++] = cur;
+			cur = 0;
+		} else if (p[i] == ')' && depth > 0) {
+			last = cur;
+			cur = stack[--depth] + last;
+		} else if (p[i] == '{' && (k = interval(p, len, &i)) > 0) {
+			cur += last * (k - 1);
+			last *= k;
+		} else if (!strchr("*+?|^$", p[i])) {
+			i = p[i] == '[' ? bracket_end(p, len, i) :
+					  i + (p[i] == '\\');
+			last = 1;
+			cur++;
+			plain++;
+		}
+	}
+	return cur - plain > TERM_COST_MAX || depth >= 64 ? -E2BIG : 0;
+}
+
 char *term_match(struct term *t, const regex_t *re, size_t *len)
 {
 	struct strbuf b = { 0 };
@@ -282,6 +389,35 @@ char *term_match(struct term *t, const regex_t *re, size_t *len)
 		return sb_take(&b, len);
 	}
 	return NULL;
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+char *term_match_once(struct term *t, const regex_t *re, struct term_seen *seen,
+		      int64_t *retry_ms)
+{
+	int64_t start = now_us(), end;
+	char *line;
+
+	*retry_ms = 0;
+	if (t->version == seen->version)
+		return NULL;
+	if (start < seen->after_us) {
+		*retry_ms = (seen->after_us + 999) / 1000;
+		return NULL;
+	}
+	line = term_match(t, re, &(size_t){ 0 });
+	end = now_us();
+	seen->after_us = end + 9 * (end - start);
+	if (!line)
+		seen->version = t->version;
+	return line;
 }
 
 void term_cursor(struct term *t, int *row, int *col, bool *visible)

@@ -11,6 +11,7 @@
 #include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "keys.h"
 
 struct term;
@@ -24,6 +25,9 @@ void term_free(struct term *t);
 /* Everything the program printed, in order. */
 void term_feed(struct term *t, const char *buf, size_t len);
 void term_resize(struct term *t, int cols, int rows);
+/* Changes with what is on the screen (a feed, a resize); no two screens
+ * share one, so a match need not be tried again until it changes. */
+uint64_t term_version(const struct term *t);
 /* Sends the keys and text of seq to the program (through out). */
 void term_keys(struct term *t, const struct keys_seq *seq);
 /* The screen, one line per row, trailing blanks trimmed (malloc'd). */
@@ -31,9 +35,30 @@ char *term_screen(struct term *t, size_t *len);
 /* The scrolled-off lines, oldest first (malloc'd). */
 char *term_scrollback(struct term *t, size_t *len);
 void term_clear_scrollback(struct term *t);
+/* What a pattern for term_match may be: glibc's matcher takes time
+ * exponential in its back-references and proportional to the size of
+ * its automaton, in which an interval {m,n} copies its atom n times. */
+#define TERM_PATTERN_MAX 1024 /* bytes */
+#define TERM_COST_MAX	 256  /* atoms that intervals add */
+/* 0 when the extended regex pat (len bytes) is cheap enough to match;
+ * -ENOTSUP for a back-reference (\1..\9), -E2BIG when too long or when
+ * its intervals add too many atoms. */
+int term_pattern_check(const char *pat, size_t len);
 /* The lowest row of the screen that re matches, with its newline
  * (malloc'd), or NULL. */
 char *term_match(struct term *t, const regex_t *re, size_t *len);
+/* What a waiter of term_match_once saw last. */
+struct term_seen {
+	uint64_t version; /* of the screen, that its regex did not match */
+	int64_t after_us; /* monotonic: no try before (zero: none yet) */
+};
+/* term_match, but not again on the screen that seen did not match, and
+ * at most a tenth of the time (the next try waits 9 times as long as the
+ * last took, as a regex on a large screen may take long): then NULL and,
+ * when only the time stopped it, *retry_ms (monotonic ms) says when to
+ * try again (else 0). */
+char *term_match_once(struct term *t, const regex_t *re, struct term_seen *seen,
+		      int64_t *retry_ms);
 /* 1-based row and column of the cursor, and whether it is shown. */
 void term_cursor(struct term *t, int *row, int *col, bool *visible);
 /* The title the program set (OSC 0 or 2), "" when none. */

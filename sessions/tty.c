@@ -8,17 +8,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include "chores.h"
 #include "conf/conf.h"
@@ -57,7 +60,19 @@ static void changed(struct tty *t)
 		run_changed_hook(t->out);
 }
 
-/* Writes what the PTY takes of the queue; watches for room otherwise. */
+static void hung_up(struct tty *t);
+
+/* What the master is watched for: room when input is queued, and what
+ * the program prints unless some of it still waits for the screen. */
+static void watch(struct tty *t)
+{
+	if (t->watched)
+		loop_mod(&t->master, (t->pend.len ? 0 : EPOLLIN) |
+					     (t->wq.len ? EPOLLOUT : 0));
+}
+
+/* Writes what the PTY takes of the queue; watches for room otherwise.
+ * EIO: no process has the slave open for now; the queue waits. */
 static void flush_queue(struct tty *t)
 {
 	ssize_t n = 0;
@@ -69,10 +84,11 @@ static void flush_queue(struct tty *t)
 		memmove(t->wq.p, t->wq.p + n, t->wq.len - (size_t)n);
 		t->wq.len -= (size_t)n;
 	}
-	if ((n < 0 && errno != EAGAIN && errno != EINTR) || !t->watched)
-		t->wq.len = 0; /* EIO: nobody reads the terminal any more */
-	if (t->watched)
-		loop_mod(&t->master, EPOLLIN | (t->wq.len ? EPOLLOUT : 0));
+	if (n < 0 && errno == EIO)
+		hung_up(t);
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		t->wq.len = 0;
+	watch(t);
 }
 
 /* What the emulator sends the program: answers and encoded keys. */
@@ -84,26 +100,78 @@ static void to_pty(void *arg, const char *buf, size_t len)
 	flush_queue(t);
 }
 
-/* What the program printed: spooled, on the screen, recorded. */
+/* What the program printed: spooled and recorded now, on the screen as
+ * time allows (drain). */
 static void printed(struct tty *t, const char *buf, size_t n)
 {
 	uint64_t at = t->out->out.size;
 
-	term_feed(t->term, buf, n);
+	sb_add(&t->pend, buf, n);
 	output_keep(t->out, buf, n);
 	cast_output(&t->cast, at, (size_t)(t->out->out.size - at));
 	t->last_out_ms = loop_now_ms();
 }
 
-/* Reads what the PTY holds, a bounded amount per wakeup: libvterm takes
- * about 80 ns a byte here, so 64 KiB is some 5 ms of the loop, and a
- * flood does not hold up the other requests for longer. */
-#define DRAIN_READS 16
-static void drain(struct tty *t)
+static int64_t now_us(void)
 {
-	bool any = false;
+	struct timespec ts;
 
-	for (int i = 0; i < DRAIN_READS && t->master.fd >= 0; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Feeds the screen what is pending, a piece at a time, until the time is
+ * up; whether nothing is left. Each newline may move the whole screen
+ * (some 10 us at 80x24, 50 times that at the largest), so a piece is at
+ * most FEED_CELLS cells of screen, lines times area: 16 lines at 80x24,
+ * 1 at the largest. */
+#define FEED_CELLS 32000
+static bool feed(struct tty *t, int64_t until_us)
+{
+	size_t done = 0, piece = FEED_CELLS / ((size_t)t->cols * t->rows);
+
+	piece = piece < 1 ? 1 : piece > 16 ? 16 : piece;
+	while (done < t->pend.len && now_us() < until_us) {
+		const char *p = t->pend.p + done,
+			   *end = t->pend.p + t->pend.len;
+		const char *nl = p;
+
+		/* cut after newlines only: libvterm 0.1.4 loses a title
+		 * (OSC) whose bytes come in two writes */
+		for (size_t i = 0; i < piece && nl && nl < end; i++) {
+			nl = memchr(nl, '\n', (size_t)(end - nl));
+			nl = nl ? nl + 1 : NULL;
+		}
+		nl = nl ? nl : end;
+		term_feed(t->term, p, (size_t)(nl - p));
+		done += (size_t)(nl - p);
+	}
+	if (done == 0)
+		return t->pend.len == 0;
+	memmove(t->pend.p, t->pend.p + done, t->pend.len - done);
+	t->pend.len -= done;
+	return t->pend.len == 0;
+}
+
+static void drain(struct tty *t, bool all);
+
+static void on_more(struct loop_timer *m)
+{
+	drain(m->arg, false);
+}
+
+/* Reads what the PTY holds and puts it on the screen for at most
+ * DRAIN_US per round of the loop (all: until the PTY is empty), so that
+ * a flood of output leaves the loop to the other requests (a listing is
+ * some four rounds); the rest waits for the next round (a timer of now),
+ * and the PTY is not read until it is on the screen. */
+#define DRAIN_US 500
+static void drain(struct tty *t, bool all)
+{
+	int64_t until = all ? INT64_MAX : now_us() + DRAIN_US;
+	bool any = t->pend.len > 0, pending = any;
+
+	while (feed(t, until) && t->master.fd >= 0) {
 		ssize_t n = read(t->master.fd, iobuf, sizeof(iobuf));
 
 		if (n > 0) {
@@ -113,17 +181,53 @@ static void drain(struct tty *t)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
-		/* EIO: no process has the terminal open any more. epoll
-		 * would report the hangup without end: the master is no
-		 * longer watched (it is kept open until the shell is
-		 * reaped, which reads it once more). */
-		if (t->watched)
-			loop_del(&t->master);
-		t->watched = false;
+		hung_up(t);
 		break;
 	}
+	if (t->pend.len > 0)
+		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
+	if (pending != (t->pend.len > 0))
+		watch(t);
 	if (any)
 		changed(t);
+}
+
+/* Whether a process has the slave open again: then the master no longer
+ * reports a hangup. */
+static void on_retry(struct loop_timer *r)
+{
+	struct tty *t = r->arg;
+	struct pollfd p = { .fd = t->master.fd, .events = POLLIN };
+	size_t queued;
+
+	if (t->master.fd < 0 || t->watched)
+		return;
+	if (poll(&p, 1, 0) < 0 || (p.revents & POLLHUP) ||
+	    loop_add(&t->master, EPOLLIN) < 0) {
+		loop_timer_add(r, loop_now_ms() + TTY_RETRY_MS, on_retry, t);
+		return;
+	}
+	t->watched = true;
+	queued = t->wq.len;
+	flush_queue(t);
+	if (t->wq.len < queued)
+		changed(t); /* room for the writers that wait */
+	drain(t, false);
+}
+
+/* EIO or HUP: no process has the slave open. epoll would report the
+ * hangup without end, so the master is not watched; while the shell
+ * lives, one of its processes may open /dev/tty again, which a timer
+ * looks for. The master is kept open until the shell is reaped (which
+ * reads it once more). */
+static void hung_up(struct tty *t)
+{
+	if (t->watched)
+		loop_del(&t->master);
+	t->watched = false;
+	if (t->pid && t->master.fd >= 0 && !t->retry.armed)
+		loop_timer_add(&t->retry, loop_now_ms() + TTY_RETRY_MS,
+			       on_retry, t);
 }
 
 static void on_master(struct loop_watch *w, uint32_t events)
@@ -133,8 +237,9 @@ static void on_master(struct loop_watch *w, uint32_t events)
 
 	if (events & EPOLLOUT)
 		flush_queue(t);
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-		drain(t); /* the emulator's answers may flush the queue too */
+	/* the emulator's answers may flush the queue too */
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !t->more.armed)
+		drain(t, false);
 	/* room for the writers that wait: woken here, never from to_pty (a
 	 * writer being answered is in the middle of the waiters) */
 	if (t->wq.len < queued)
@@ -151,6 +256,9 @@ static void close_master(struct tty *t)
 	close(t->master.fd);
 	t->master.fd = -1;
 	t->wq.len = 0;
+	t->pend.len = 0;
+	loop_timer_del(&t->more);
+	loop_timer_del(&t->retry);
 }
 
 /* The previous shell's output, screen and recording go. */
@@ -200,6 +308,19 @@ static int new_output(struct tty *t)
 	return 0;
 }
 
+/* The slave is the owner's, writable by group tty only (for write(1)
+ * and wall, as login and grantpt make it), not by the owner's group:
+ * that may be shared (users). No group tty: the owner's alone. */
+static int own_slave(const struct tty *t, int slave)
+{
+	const struct group *g = getgrnam("tty");
+
+	if (fchown(slave, t->s->uid, g ? g->gr_gid : t->s->gid) < 0 ||
+	    fchmod(slave, g ? 0620 : 0600) < 0)
+		return -1;
+	return 0;
+}
+
 /* The PTY: the master (non-blocking, close-on-exec) and its slave, made
  * the owner's. */
 static int open_pty(struct tty *t, int *slave)
@@ -216,7 +337,7 @@ static int open_pty(struct tty *t, int *slave)
 	    ptsname_r(m, name, sizeof(name)) != 0 ||
 	    ioctl(m, TIOCSWINSZ, &ws) < 0 ||
 	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    fchown(*slave, t->s->uid, t->s->gid) < 0 || fchmod(*slave, 0620)) {
+	    own_slave(t, *slave) < 0) {
 		int e = errno;
 
 		close(m);
@@ -369,7 +490,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 
 	t->cg.leader = 0;
 	t->pid = 0;
-	drain(t);	 /* what it printed last */
+	drain(t, true);	 /* what it printed last */
 	close_master(t); /* hangs up what it left behind */
 	if (t->has_cg)
 		contain_kill(&t->cg);
@@ -406,6 +527,34 @@ int tty_keys(struct tty *t, const struct keys_seq *seq)
 		return -EAGAIN;
 	term_keys(t->term, seq);
 	return t->wq.err;
+}
+
+/* "COLS ROWS" (or COLSxROWS), each TTY_SIZE_MIN..TTY_SIZE_MAX and at most
+ * TTY_AREA_MAX cells; blanks after it are taken. Below 2 columns,
+ * libvterm 0.1.4 crashes on a wide character; each scrolled line moves the
+ * whole screen, so the area bounds the cost of a line. */
+int tty_parse_size(const char *p, size_t len, int *cols, int *rows)
+{
+	char buf[64], *end;
+	long c, r;
+
+	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	c = strtol(buf, &end, 10);
+	if (end == buf || (*end != ' ' && *end != 'x'))
+		return -EINVAL;
+	p = end + 1;
+	r = strtol(p, &end, 10);
+	if (end == p || *end != '\0' || c < TTY_SIZE_MIN || c > TTY_SIZE_MAX ||
+	    r < TTY_SIZE_MIN || r > TTY_SIZE_MAX || c * r > TTY_AREA_MAX)
+		return -EINVAL;
+	*cols = (int)c;
+	*rows = (int)r;
+	return 0;
 }
 
 void tty_resize(struct tty *t, int cols, int rows)
@@ -526,6 +675,7 @@ void tty_free(struct sess *s)
 	if (t->has_cg)
 		contain_free(&t->cg);
 	free(t->wq.p);
+	free(t->pend.p);
 	free(t->expect);
 	free(t);
 	s->tty = NULL;

@@ -24,10 +24,14 @@ struct run;
 
 enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 
+/* each dimension of the size, and its area (cells) */
+#define TTY_SIZE_MIN	    2
 #define TTY_SIZE_MAX	    1000
+#define TTY_AREA_MAX	    100000
 #define TTY_QUIET_MS	    200
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
+#define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
 
 struct tty {
 	struct sess *s;
@@ -41,8 +45,11 @@ struct tty {
 	struct contain cg;
 	bool has_cg;
 	struct loop_watch master; /* fd -1 when none */
-	bool watched;		  /* master in the loop (not after a hangup) */
-	struct strbuf wq;	  /* bytes the PTY has not taken yet */
+	bool watched; /* master in the loop (not while the slave is closed) */
+	struct strbuf wq;	 /* bytes the PTY has not taken yet */
+	struct strbuf pend;	 /* printed, not yet on the screen */
+	struct loop_timer more;	 /* puts more of pend on the screen */
+	struct loop_timer retry; /* looks for the slave after a hangup */
 	struct reap_watch reap;
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
 	uint64_t quiet_ms;
@@ -61,6 +68,10 @@ int tty_start(struct tty *t);
  * output's waiters are woken when it has taken some). */
 int tty_input(struct tty *t, const char *buf, size_t len);
 int tty_keys(struct tty *t, const struct keys_seq *seq);
+/* "COLS ROWS" or COLSxROWS into *cols and *rows: 0, or -EINVAL when it
+ * is not that or out of bounds (each TTY_SIZE_MIN..TTY_SIZE_MAX, at most
+ * TTY_AREA_MAX cells). */
+int tty_parse_size(const char *p, size_t len, int *cols, int *rows);
 /* The size (the program gets SIGWINCH); the next start's if none runs. */
 void tty_resize(struct tty *t, int cols, int rows);
 /* sig to the terminal's processes (TERM escalates to KILL after the

@@ -26,7 +26,8 @@
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
-# TTY_MIB, TTY_SCREEN_N and TTY_KEY_N change the sizes.
+# TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N and TTY_FLOOD_SIZE change the
+# sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u

@@ -6,6 +6,8 @@ Usage: tty.py MNT DAEMON_PID
   TTY_MIB      MiB that `cat` prints in the terminal (default 100)
   TTY_SCREEN_N reads of screen (default 1000)
   TTY_KEY_N    keys typed, each waited for on screen (default 500)
+  TTY_LS_N     listings of another session during the flood (default 200)
+  TTY_FLOOD_SIZE  the terminal's size during the flood (default "80 24")
 
 1. throughput: `cat FILE; echo MARKER` typed into tty/input, timed from
    the write to the end of a read of tty/expect waiting for the marker;
@@ -22,6 +24,10 @@ Usage: tty.py MNT DAEMON_PID
    first row of screen shows it, back to back; beside the same key
    written to the master of a PTY of our own with `cat` on it, until the
    echo is read back. Target: <= 1 ms.
+4. flood: with `yes` printing in the terminal (80x24 unless
+   TTY_FLOOD_SIZE), `ls` (listdir) of
+   another session, median and p90 in microseconds, beside the same with
+   the terminal idle. Target: median < 10 ms.
 
 Cleanup on every path: the session is removed (which ends the terminal),
 the baseline children are killed by pid, the temporary files removed.
@@ -165,12 +171,49 @@ def pty_key_baseline(n):
     return sb.stats(out)
 
 
+def ls_times(path, n):
+    out = []
+    for _ in range(n):
+        t0 = sb.now_us()
+        os.listdir(path)
+        out.append(sb.now_us() - t0)
+    return sb.stats(out)
+
+
+def output_bytes(tty):
+    for line in sb.read_file(os.path.join(tty, "status")).splitlines():
+        if line.startswith("output_bytes "):
+            return int(line.split()[1])
+    raise sb.BenchError("no output_bytes in status")
+
+
+def flood_bench(tty, other, n):
+    size = os.environ.get("TTY_FLOOD_SIZE") or "80 24"
+    sb.write_file(os.path.join(tty, "size"), size + "\n")
+    idle = ls_times(other, n)
+    start = output_bytes(tty)
+    typed(tty, "yes | head -c 2000000000\n")
+    end = time.monotonic() + 10
+    while output_bytes(tty) < start + (256 << 10):
+        if time.monotonic() > end:
+            raise sb.BenchError("yes never printed 256 KiB")
+        time.sleep(0.01)
+    busy = ls_times(other, n)
+    sb.write_file(os.path.join(tty, "keys"), "C-c")
+    typed(tty, 'echo "flo""od-end"\n')
+    expect(tty, "^flood-end$", 120000)
+    sb.write_file(os.path.join(tty, "size"), "80 24\n")
+    return busy, idle
+
+
 def body():
     mnt, daemon, _ = sb.start("tty", "tty.py MNT DAEMON_PID")
     mib = sb.count("TTY_MIB", 100, 1, 4096)
     nscr = sb.count("TTY_SCREEN_N", 1000, 10, 1000000)
     nkey = sb.count("TTY_KEY_N", 500, 10, 1000000)
+    nls = sb.count("TTY_LS_N", 200, 10, 1000000)
     s = sb.Session(mnt, "tty")
+    other = sb.Session(mnt, "tty", "other")
     scratch = tempfile.mkdtemp(prefix="bench-tty-", dir=os.path.join(mnt, "files"))
     local = tempfile.mkdtemp(prefix="bench-tty-")
     try:
@@ -198,7 +241,13 @@ def body():
         print("tty: a key to its echo on screen: median %.0f us, p90 %.0f us | "
               "own PTY, echo read back: %.0f us, p90 %.0f us | ratio %.2f | "
               "target <= 1000 us" % (kmed, kp90, bmed, bp90, kmed / bmed))
+        other.make()
+        (lmed, lp90), (imed, ip90) = flood_bench(tty, other.path, nls)
+        print("tty: ls of another session while yes floods the terminal: "
+              "median %.0f us, p90 %.0f us | terminal idle: %.0f us, p90 %.0f "
+              "us | target < 10000 us" % (lmed, lp90, imed, ip90))
     finally:
+        other.remove()
         s.remove()
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(local, ignore_errors=True)

@@ -20,7 +20,9 @@
 # kill; the root's killall; the shell's exit in status, its output kept;
 # a blocking write past the 1 MiB input queue waits for room (EAGAIN only
 # with O_NONBLOCK, EINTR on Ctrl-C); bad keys, sizes and regexes are EINVAL
-# with an error line; rmdir ends the terminal and what it started.
+# with an error line, and so are a width below 2, more than 100,000
+# cells, back-references and huge patterns; the slave is group tty's;
+# rmdir ends the terminal and what it started.
 # Every wait is on a condition (expect, or a poll with a deadline).
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
@@ -448,7 +450,64 @@ el=$(($(now_ms) - t0))
 assert_true "input: it waited for the program ($el ms)" "$el ms" test "$el" -ge 500
 assert_expect "input: the program read all of it" '^ *big-done$' 15000
 
-# 20. rmdir ends the terminal and what it started
+# 20. what would crash or stall the daemon is refused: a width below 2
+# (libvterm crashes on a wide character there), more than 100,000 cells,
+# back-references and huge intervals in expect; the slave is group tty's
+assert_write_errno EINVAL "size: 1 column is EINVAL" "$T/size" '1 5'
+assert_write_errno EINVAL "size: 1000x1000 (over 100,000 cells) is EINVAL" "$T/size" '1000 1000'
+assert_file_match "$S/error" "tty/size: '1000 1000'" "error: the size over 100,000 cells"
+check "size: trailing blanks are taken" sfs_write "$T/size" $'316 316 \t\n'
+assert_eq "316 316" "$(timeout 5 cat "$T/size")" "size: 316x316 (99,856 cells) is taken"
+check "size: 2 columns" sfs_write "$T/size" $'2 5\n'
+type_line 'printf "\xe4\xb8\xad%.0s" 1 2 3 4 5 6; echo'
+check "size: 3 columns, wide characters on the screen" sfs_write "$T/size" $'3 5\n'
+check "size: 2 columns again" sfs_write "$T/size" $'2 5\n'
+check "size: 80 24" sfs_write "$T/size" $'80 24\n'
+type_line 'echo "after""-narrow"'
+assert_expect "2 columns and wide characters: the terminal lives" '^after-narrow$'
+assert_write_errno EINVAL "expect: a back-reference is EINVAL" "$T/expect" '(a*)*(a*)*(a*)*\3\2\1z'
+assert_file_match "$S/error" "is refused: a back-reference" "error: the back-reference"
+assert_write_errno EINVAL "expect: nested intervals are EINVAL" "$T/expect" '(a{1,100}){1,100}z'
+assert_write_errno EINVAL "expect: a pattern over 1 KiB is EINVAL" "$T/expect" "$(printf 'a%.0s' {1..1100})"
+type_line 'printf "a%.0s" {1..70}; echo; stat -c "mode-%G-%a" "$(tty)"'
+assert_expect "expect: a line of 70 a's, matched at once" '^a{70}$' 3000
+if getent group tty >/dev/null; then want='^mode-tty-620$'; else want='^mode-.*-600$'; fi
+assert_expect "the slave is group tty's, mode 620 (600 without that group)" "$want"
+
+# 21. a flood of short lines (yes) leaves the loop to the other requests:
+# the screen takes at most some 2 ms of it per round
+type_line 'yes | head -c 200000000'
+flooding() { [ "$(status_val output_bytes)" -gt 2000000 ]; }
+sfs_until 10 flooding
+med=$(timeout 30 python3 - "$S2" <<'EOF2'
+import os, statistics, sys, time
+d, ts = sys.argv[1], []
+for _ in range(30):
+    t = time.monotonic()
+    os.listdir(d)
+    with open(d + "/tty/status") as f:
+        f.read()
+    ts.append((time.monotonic() - t) * 1000)
+print(int(statistics.median(ts)))
+EOF2
+)
+assert_lt "${med:-99999}" 100 "while yes floods the terminal, another session answers (median)" " ms"
+check "C-c ends the flood" sfs_write "$T/keys" 'C-c'
+type_line 'echo "after""-flood"'
+assert_expect "the terminal is at its prompt again" '^after-flood$' 15000
+
+# 22. every descriptor of the slave closed for a moment: the terminal is
+# watched again when the shell opens /dev/tty, and what was typed
+# meanwhile is kept
+TP=$(status_val pid)
+type_line 'exec 0</dev/null 1>/dev/null 2>/dev/null 255>&-; sleep 1; exec 0<>/dev/tty 1>&0 2>&0; echo "BA""CK"'
+closed() { [ "$(readlink "/proc/$TP/fd/0")" = /dev/null ] && [ ! -e "/proc/$TP/fd/255" ]; }
+sfs_until 5 closed
+type_line 'echo "ke""pt"'
+assert_expect "the slave closed and opened again: the terminal is back" '^BACK$'
+assert_expect "what was typed while it was closed is kept" '^kept$'
+
+# 23. rmdir ends the terminal and what it started
 type_line 'sleep 300 &'
 sync_tty "a background sleep in the terminal"
 TPID=$(status_val pid)

@@ -1,7 +1,9 @@
-/* test_keys.c - the key names of tty/keys (keys_parse). */
+/* test_keys.c - the key names of tty/keys (keys_parse) and the bytes
+ * the terminal sends for them (term_keys). */
 #include <errno.h>
 #include <vterm.h>
 #include "sessions/keys.h"
+#include "sessions/term.h"
 #include "unit.h"
 
 static struct keys_item items[256];
@@ -174,6 +176,47 @@ START_TEST(bad_quotes)
 }
 END_TEST
 
+static char sent[64];
+static size_t nsent;
+
+static void collect(void *arg, const char *buf, size_t len)
+{
+	(void)arg;
+	ck_assert_uint_le(nsent + len, sizeof(sent));
+	memcpy(sent + nsent, buf, len);
+	nsent += len;
+}
+
+/* The bytes that the keys s send to the program. */
+static void sends(const char *s, const char *want)
+{
+	struct term *t = term_new(80, 24, 0, collect, NULL);
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(parse(s), 0);
+	nsent = 0;
+	term_keys(t, &seq);
+	term_free(t);
+	ck_assert_uint_eq(nsent, strlen(want));
+	ck_assert(memcmp(sent, want, nsent) == 0);
+}
+
+START_TEST(bytes_sent)
+{
+	sends("a", "a");
+	sends("\xc3\xa9 \xe4\xb8\xad", "\xc3\xa9\xe4\xb8\xad");
+	sends("M-x", "\033x");
+	sends("M-\xc3\xa9", "\033\xc3\xa9");
+	sends("M-\xe4\xb8\xad", "\033\xe4\xb8\xad");
+	sends("S-a S-z", "AZ");
+	sends("M-S-a", "\033A");
+	sends("S-1 S-\xc3\xa9", "1\xc3\xa9");
+	sends("C-c C-M-a", "\003\033\001");
+	sends("S-Space", "\033[32;2u");
+	sends("Space", " ");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("keys");
@@ -183,6 +226,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, function_keys);
 	tcase_add_test(tc, modifiers);
 	tcase_add_test(tc, characters);
+	tcase_add_test(tc, bytes_sent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("text");
 	tcase_add_test(tc, quoted_text);
