@@ -66,9 +66,11 @@ static void hung_up(struct tty *t);
  * the program prints unless some of it still waits for the screen. */
 static void watch(struct tty *t)
 {
-	if (t->watched)
-		loop_mod(&t->master, (t->pend.len ? 0 : EPOLLIN) |
-					     (t->wq.len ? EPOLLOUT : 0));
+	uint32_t mask =
+		(t->pend.len ? 0 : EPOLLIN) | (t->wq.len ? EPOLLOUT : 0);
+
+	if (t->watched && mask != t->mask && loop_mod(&t->master, mask) == 0)
+		t->mask = mask;
 }
 
 /* Writes what the PTY takes of the queue; watches for room otherwise.
@@ -169,7 +171,7 @@ static void on_more(struct loop_timer *m)
 static void drain(struct tty *t, bool all)
 {
 	int64_t until = all ? INT64_MAX : now_us() + DRAIN_US;
-	bool any = t->pend.len > 0, pending = any;
+	bool any = t->pend.len > 0;
 
 	while (feed(t, until) && t->master.fd >= 0) {
 		ssize_t n = read(t->master.fd, iobuf, sizeof(iobuf));
@@ -186,8 +188,9 @@ static void drain(struct tty *t, bool all)
 	}
 	if (t->pend.len > 0)
 		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
-	if (pending != (t->pend.len > 0))
-		watch(t);
+	/* also when the emulator answered while its input was pending (an
+	 * answer to ESC[6n is written from inside the feed) */
+	watch(t);
 	if (any)
 		changed(t);
 }
@@ -208,6 +211,7 @@ static void on_retry(struct loop_timer *r)
 		return;
 	}
 	t->watched = true;
+	t->mask = EPOLLIN;
 	queued = t->wq.len;
 	flush_queue(t);
 	if (t->wq.len < queued)
@@ -467,6 +471,7 @@ int tty_start(struct tty *t)
 	if (rc == 0)
 		rc = loop_add(&t->master, EPOLLIN);
 	t->watched = rc == 0;
+	t->mask = EPOLLIN;
 	if (rc < 0) {
 		close_master(t);
 		sess_error(t->s, "tty: cannot start: %s", strerror(-rc));

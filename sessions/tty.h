@@ -45,7 +45,8 @@ struct tty {
 	struct contain cg;
 	bool has_cg;
 	struct loop_watch master; /* fd -1 when none */
-	bool watched; /* master in the loop (not while the slave is closed) */
+	bool watched;  /* master in the loop (not while the slave is closed) */
+	uint32_t mask; /* the events it is watched for */
 	struct strbuf wq;	 /* bytes the PTY has not taken yet */
 	struct strbuf pend;	 /* printed, not yet on the screen */
 	struct loop_timer more;	 /* puts more of pend on the screen */
