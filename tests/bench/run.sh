@@ -172,9 +172,23 @@ fi
 bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
-# daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
-# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
-# TTY_MIB, TTY_SCREEN_N and TTY_KEY_N change the sizes.
+# contexts wants a python3 with matplotlib and jupyter_client (Debian's,
+# when the one on PATH has not)
+ctxpy=python3
+python3 -c 'import matplotlib, jupyter_client' 2>/dev/null ||
+	ctxpy=/usr/bin/python3
+bench contexts 300 "$ctxpy" -Bu "$here/contexts.py" "$mnt" "$pid"
+if wants peers && ! { python3 -c 'import pexpect' 2>/dev/null && command -v tmux >/dev/null; }; then
+	echo "run.sh: peers needs pexpect and tmux" \
+		"(tests/install-deps.sh installs python3-pexpect and tmux)" >&2
+	status=1
+else
+	# 5 ways a round, back to back and after 20 ms, then after 1 s
+	np=${PEERS_N:-200} np1=${PEERS_N1S:-10}
+	bench peers $((120 + np / 2 + np1 * 10)) \
+		python3 -Bu "$here/peers.py" "$mnt" "$pid"
+fi
+bench tty 600 python3 -Bu "$here/tty_bench.py" "$mnt" "$pid"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

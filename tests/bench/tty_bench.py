@@ -2,7 +2,7 @@
 """tty: a session's terminal (tty/) under load, beside the same work on a
 plain PTY.
 
-Usage: tty.py MNT DAEMON_PID
+Usage: tty_bench.py MNT DAEMON_PID
   TTY_MIB      MiB that `cat` prints in the terminal (default 100)
   TTY_SCREEN_N reads of screen (default 1000)
   TTY_KEY_N    keys typed, each waited for on screen (default 500)
@@ -207,7 +207,7 @@ def flood_bench(tty, other, n):
 
 
 def body():
-    mnt, daemon, _ = sb.start("tty", "tty.py MNT DAEMON_PID")
+    mnt, daemon, _ = sb.start("tty", "tty_bench.py MNT DAEMON_PID")
     mib = sb.count("TTY_MIB", 100, 1, 4096)
     nscr = sb.count("TTY_SCREEN_N", 1000, 10, 1000000)
     nkey = sb.count("TTY_KEY_N", 500, 10, 1000000)
