@@ -382,6 +382,26 @@ bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
 	return true;
 }
 
+int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
+		  bool (*retry)(struct park *),
+		  void (*interrupted)(struct park *))
+{
+	struct park how;
+	int rc;
+
+	if (!fam_cmd_starts(req, fh))
+		return -fh->werr;
+	rc = start(fh);
+	if (rc < 0)
+		return rc;
+	how = (struct park){
+		.req = req, .fh = fh, .retry = retry, .interrupted = interrupted
+	};
+	if (!retry(&how) && !park_add(fam_run_waiters(fh), &how))
+		fuse_reply_err(req, ENOMEM);
+	return FOPS_LATER;
+}
+
 size_t fam_value_len(const struct strbuf *w)
 {
 	return w->len && w->p[w->len - 1] == '\n' ? w->len - 1 : w->len;

@@ -128,6 +128,13 @@ int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
 		  off_t off);
 int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size);
 bool fam_cmd_starts(fuse_req_t req, struct fh *fh);
+/* The flush of a command file whose close waits for what it started: at
+ * the opener's close, start(fh) queues it as fh->r; the reply is parked
+ * on the run until retry answers it (interrupted: Ctrl-C of the closer).
+ * Returns -errno or FOPS_LATER. */
+int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
+		  bool (*retry)(struct park *),
+		  void (*interrupted)(struct park *));
 /* The value written to a small file, less one trailing newline. */
 size_t fam_value_len(const struct strbuf *w);
 /* The complete lines written to fh (and the rest too when all), all or

@@ -54,11 +54,6 @@ static int code_truncate(const struct node *n, struct fh *fh, off_t size)
 	return fam_cmd_truncate(fh, n->s, size);
 }
 
-static struct list *exec_waiters(struct fh *fh)
-{
-	return &fh->r->waiters;
-}
-
 static bool try_flush(struct park *p)
 {
 	struct fh *fh = p->fh;
@@ -99,23 +94,11 @@ static int code_start(struct fh *fh)
 	return 0;
 }
 
+/* As a run's cmd: the opener's close queues the execution and returns
+ * once it has ended. */
 static int code_flush(fuse_req_t req, struct fh *fh)
 {
-	struct park how;
-	int rc;
-
-	if (!fam_cmd_starts(req, fh))
-		return -fh->werr;
-	rc = code_start(fh);
-	if (rc < 0)
-		return rc;
-	how = (struct park){ .req = req,
-			     .fh = fh,
-			     .retry = try_flush,
-			     .interrupted = flush_interrupted };
-	if (!try_flush(&how) && !park_add(exec_waiters(fh), &how))
-		fuse_reply_err(req, ENOMEM);
-	return FOPS_LATER;
+	return fam_cmd_flush(req, fh, code_start, try_flush, flush_interrupted);
 }
 
 static void code_release(struct fh *fh)

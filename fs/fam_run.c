@@ -110,21 +110,7 @@ static int cmd_start(struct fh *fh)
  * (bash's dup2 of a redirection) does nothing. */
 static int cmd_flush(fuse_req_t req, struct fh *fh)
 {
-	struct park how;
-	int rc;
-
-	if (!fam_cmd_starts(req, fh))
-		return -fh->werr;
-	rc = cmd_start(fh);
-	if (rc < 0)
-		return rc;
-	how = (struct park){ .req = req,
-			     .fh = fh,
-			     .retry = try_flush,
-			     .interrupted = flush_interrupted };
-	if (!try_flush(&how) && !park_add(fam_run_waiters(fh), &how))
-		fuse_reply_err(req, ENOMEM);
-	return FOPS_LATER;
+	return fam_cmd_flush(req, fh, cmd_start, try_flush, flush_interrupted);
 }
 
 /* Written after the opener's last close: the run starts now, and no
