@@ -19,14 +19,7 @@ extern const struct fops fam_ctxs_ops, fam_code_ops, fam_ctxresult_ops,
  * result.json, status */
 #define FAM_CTX_EXEC_ROWS                                                      \
 	{ "code", FT_CODE, FENT_RW, &fam_code_ops, FENT_RUN, HOME_DIR },       \
-		{ "stdout",	   FT_STDOUT, FENT_RO,                         \
-		  &fam_stdout_ops, FENT_RUN,  HOME_DIR },                      \
-		{ "stderr",	   FT_STDERR, FENT_RO,                         \
-		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                      \
-		{ "output",	   FT_OUTPUT, FENT_RO,                         \
-		  &fam_output_ops, FENT_RUN,  HOME_DIR },                      \
-		{ "stream",	   FT_STREAM, FENT_RO,                         \
-		  &fam_stream_ops, FENT_RUN,  HOME_DIR },                      \
+		FAM_RUN_STREAM_ROWS,                                           \
 		{ "result",	      FT_CTXRESULT, FENT_RO,                   \
 		  &fam_ctxresult_ops, FENT_RUN,	    HOME_DIR },                \
 		{ "results",	       FT_CTXRESULTS, FENT_DIR,                \

@@ -18,19 +18,25 @@ extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 		"cmd", FT_CMD, FENT_RW, &fam_cmd_ops, FENT_RUN, HOME_DIR       \
 	}
 
+/* stdout, stderr, output and stream: a run's and a context's execution's */
+#define FAM_RUN_STREAM_ROWS                                                    \
+	{ "stdout", FT_STDOUT, FENT_RO, &fam_stdout_ops, FENT_RUN, HOME_DIR }, \
+		{ "stderr",	   FT_STDERR, FENT_RO,                         \
+		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                      \
+		{ "output",	   FT_OUTPUT, FENT_RO,                         \
+		  &fam_output_ops, FENT_RUN,  HOME_DIR },                      \
+	{                                                                      \
+		"stream", FT_STREAM, FENT_RO, &fam_stream_ops, FENT_RUN,       \
+			HOME_DIR                                               \
+	}
+
 /* stdout, stderr, output, stream, exit and status */
-#define FAM_RUN_OUT_ROWS                                                         \
-	{ "stdout", FT_STDOUT, FENT_RO, &fam_stdout_ops, FENT_RUN, HOME_DIR },   \
-		{ "stderr",	   FT_STDERR, FENT_RO,                           \
-		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                        \
-		{ "output",	   FT_OUTPUT, FENT_RO,                           \
-		  &fam_output_ops, FENT_RUN,  HOME_DIR },                        \
-		{ "stream",	   FT_STREAM, FENT_RO,                           \
-		  &fam_stream_ops, FENT_RUN,  HOME_DIR },                        \
-		{ "exit", FT_EXIT, FENT_RO, &fam_exit_ops, FENT_RUN, HOME_DIR }, \
-	{                                                                        \
-		"status", FT_STATUS, FENT_RO, &fam_status_ops, FENT_RUN,         \
-			HOME_DIR                                                 \
+#define FAM_RUN_OUT_ROWS                                                       \
+	FAM_RUN_STREAM_ROWS, { "exit",	      FT_EXIT,	FENT_RO,               \
+			       &fam_exit_ops, FENT_RUN, HOME_DIR },            \
+	{                                                                      \
+		"status", FT_STATUS, FENT_RO, &fam_status_ops, FENT_RUN,       \
+			HOME_DIR                                               \
 	}
 
 #define FAM_RUN_RESULT_ROW                                                     \
