@@ -186,18 +186,26 @@ static void on_results(struct loop_watch *w, uint32_t events)
 	ready_fn(s);
 }
 
+/* Reads at most cap bytes of the shell's file name (a plain file: what a
+ * command left there is not trusted). Returns the count or -1. */
+static ssize_t read_small(struct sess *s, const char *name, char *buf,
+			  size_t cap)
+{
+	int fd = dirtree_open_plain(s->dirfd, name);
+	ssize_t n = fd >= 0 ? read(fd, buf, cap) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
 /* Takes the cwd and variables the EXIT trap of a dead shell left. */
 static void read_state(struct sess *s)
 {
 	char buf[1 << 16];
 	struct shell_frame f;
-	ssize_t n;
-	int fd;
+	ssize_t n = read_small(s, "state", buf, sizeof(buf));
 
-	fd = dirtree_open_plain(s->dirfd, "state");
-	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-	if (fd >= 0)
-		close(fd);
 	unlinkat(s->dirfd, "state", 0);
 	if (n > 0 && shell_parse_frame(buf, (size_t)n, &f) > 0) {
 		env_apply_pwd(s, &f);
@@ -212,13 +220,8 @@ static void read_state(struct sess *s)
 static void read_boot_err(struct sess *s)
 {
 	char buf[512], *nl;
-	ssize_t n;
-	int fd;
+	ssize_t n = read_small(s, SHELL_BOOT_ERR, buf, sizeof(buf) - 1);
 
-	fd = dirtree_open_plain(s->dirfd, SHELL_BOOT_ERR);
-	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
