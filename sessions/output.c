@@ -179,6 +179,32 @@ static void drain_both(struct run *r, struct loop_watch *w,
 	}
 }
 
+/* Splices what w's pipe holds into stream's spool while that keeps all
+ * output: a pipe read and a spool write copied every byte twice, and
+ * for a writer of much output the daemon's copies were the bottleneck.
+ * Returns the bytes kept; 0 when the pipe looked empty or the spool keeps
+ * no more (the read after it sees EOF, or drops what is past the cut). */
+static size_t splice_keep(struct run *r, struct loop_watch *w, unsigned stream)
+{
+	struct spool *sp = stream == 1 ? &r->out : &r->err;
+	bool was = sp->truncated;
+	int avail = 0;
+	uint64_t at;
+	ssize_t kept;
+
+	if (ioctl(w->fd, FIONREAD, &avail) < 0 || avail <= 0)
+		return 0;
+	open_spools(r);
+	at = sp->size;
+	kept = spool_splice(sp, w->fd, (size_t)avail);
+	if (!was && sp->truncated)
+		report_cut(r, stream == 1 ? "stdout" : "stderr", sp);
+	if (kept <= 0)
+		return 0;
+	index_add(r, stream, at, (uint64_t)kept);
+	return (size_t)kept;
+}
+
 /* Moves what the fifo holds into r's spools; closes it at EOF. Output
  * past a cut is read and dropped, so the writer never blocks on it. */
 static size_t pipe_drain(struct run *r, struct loop_watch *w)
@@ -192,10 +218,16 @@ static size_t pipe_drain(struct run *r, struct loop_watch *w)
 	    b > 0 && ioctl(w->fd, FIONREAD, &a) == 0 && a > 0)
 		drain_both(r, w, sib, (size_t)a, (size_t)b);
 	for (int i = 0; i < 64 && w->fd >= 0; i++) {
-		ssize_t n = read(w->fd, iobuf, sizeof(iobuf));
+		size_t spliced = splice_keep(r, w, stream);
+		ssize_t n = spliced ? (ssize_t)spliced :
+				      read(w->fd, iobuf, sizeof(iobuf));
 
 		if (n >= 65536 && i == 0)
 			fcntl(w->fd, F_SETPIPE_SZ, 1 << 20); /* a big writer */
+		if (spliced) {
+			got += spliced;
+			continue;
+		}
 		if (n > 0) {
 			keep(r, stream, (size_t)n);
 			got += (size_t)n;

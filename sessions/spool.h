@@ -51,6 +51,13 @@ int spool_open(struct spool *sp, int dirfd, const char *name, uint64_t max);
  * (sp->cut says why fewer) or -errno of a write error other than a full
  * filesystem. */
 ssize_t spool_append(struct spool *sp, const void *buf, size_t len);
+/* Moves up to avail bytes (what FIONREAD counted) from the pipe pipe_fd
+ * into the spool without copying them through the daemon, with the
+ * limits of spool_append. Returns the bytes kept (fewer when sp->cut says
+ * why: the caller reads and drops what is past the cut; 0 also when no
+ * relay pipe can be made: the caller reads instead) or -errno as
+ * spool_append does. */
+ssize_t spool_splice(struct spool *sp, int pipe_fd, size_t avail);
 /* Closes the write end; size stays readable. */
 void spool_close(struct spool *sp);
 /* Writes the whole file dirfd/name (a command's text, not output, so it

@@ -1,7 +1,9 @@
-/* test_spool.c - output spool files (append, max, close) and output index. */
+/* test_spool.c - output spool files (append, splice from a pipe, max,
+ * close) and output index. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include "sessions/spool.h"
 #include "unit.h"
@@ -357,6 +359,94 @@ START_TEST(nospace)
 }
 END_TEST
 
+/* A pipe with n bytes of pattern seed in it; fd[0] is its read end. */
+static void filled_pipe(int fd[2], char *want, size_t n, unsigned seed)
+{
+	ck_assert_int_eq(pipe(fd), 0);
+	ck_assert_int_ge(fcntl(fd[1], F_SETPIPE_SZ, 1 << 20), (int)n);
+	pattern(want, n, seed);
+	ck_assert_int_eq(write(fd[1], want, n), (ssize_t)n);
+}
+
+/* Output spliced from a pipe is kept as appended output is, after it. */
+START_TEST(splice_keeps)
+{
+	static char want[300000];
+	size_t len;
+	struct spool sp;
+	char *got;
+	int fd[2];
+
+	filled_pipe(fd, want + 3, sizeof(want) - 3, 7);
+	ck_assert_int_eq(spool_open(&sp, dfd, "s", 0), 0);
+	memcpy(want, "abc", 3);
+	ck_assert_int_eq(spool_append(&sp, "abc", 3), 3);
+	ck_assert_int_eq(spool_splice(&sp, fd[0], sizeof(want) - 3),
+			 sizeof(want) - 3);
+	ck_assert_uint_eq(sp.size, sizeof(want));
+	ck_assert(!sp.truncated);
+	/* an empty pipe gives nothing, and no cut */
+	ck_assert_int_eq(spool_splice(&sp, fd[0], 100), 0);
+	ck_assert(!sp.truncated);
+	spool_close(&sp);
+	got = slurp("s", &len);
+	ck_assert_uint_eq(len, sizeof(want));
+	ck_assert(memcmp(got, want, sizeof(want)) == 0);
+	free(got);
+	close(fd[0]);
+	close(fd[1]);
+}
+END_TEST
+
+/* A splice that crosses max keeps what fits and leaves the rest in the
+ * pipe, for the caller to drop; later ones keep nothing. */
+START_TEST(splice_max)
+{
+	char want[12];
+	size_t len;
+	struct spool sp;
+	char *got;
+	int fd[2], left = 0;
+
+	filled_pipe(fd, want, sizeof(want), 1);
+	ck_assert_int_eq(spool_open(&sp, dfd, "sm", 10), 0);
+	ck_assert_int_eq(spool_splice(&sp, fd[0], sizeof(want)), 10);
+	ck_assert(sp.truncated);
+	ck_assert_int_eq(sp.cut, SPOOL_LIMIT);
+	ck_assert_int_eq(ioctl(fd[0], FIONREAD, &left), 0);
+	ck_assert_int_eq(left, 2);
+	ck_assert_int_eq(spool_splice(&sp, fd[0], 2), 0);
+	spool_close(&sp);
+	got = slurp("sm", &len);
+	ck_assert_uint_eq(len, 10);
+	ck_assert(memcmp(got, want, 10) == 0);
+	free(got);
+	close(fd[0]);
+	close(fd[1]);
+}
+END_TEST
+
+/* A file that takes no splice (/dev/full) gets the bytes by copy: here
+ * the full filesystem's cut, as spool_append makes it. */
+START_TEST(splice_refused)
+{
+	char want[5];
+	struct spool sp;
+	int fd[2];
+
+	filled_pipe(fd, want, sizeof(want), 2);
+	ck_assert_int_eq(spool_open(&sp, dfd, "/dev/full", 0), 0);
+	ck_assert_int_eq(spool_splice(&sp, fd[0], sizeof(want)), 0);
+	ck_assert(sp.truncated);
+	ck_assert_int_eq(sp.cut, SPOOL_NOSPACE);
+	ck_assert_int_eq(sp.err, ENOSPC);
+	ck_assert_uint_eq(sp.size, 0);
+	spool_close(&sp);
+	close(fd[0]);
+	close(fd[1]);
+}
+END_TEST
+
 /* A command's file is written whole, or not left at all. */
 START_TEST(write_file)
 {
@@ -622,6 +712,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, limit_reason);
 	tcase_add_test(tc, nospace);
 	tcase_add_test(tc, write_file);
+	tcase_add_test(tc, splice_keeps);
+	tcase_add_test(tc, splice_max);
+	tcase_add_test(tc, splice_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("outidx");
 	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
