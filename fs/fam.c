@@ -116,6 +116,30 @@ void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
 							  size);
 }
 
+/* Replies with the bytes of the files v names, read into one buffer
+ * that goes out with the reply. Spliced from the spool instead, each
+ * page was taken by reference and moved on the kernel's LRU lists as it
+ * was marked accessed: reading 1 GiB of stdout took 1.0-1.4 s against
+ * 0.5-0.9 s so (README, "Measured"). A reply larger than the buffer (a
+ * max_read above 1 MiB) is still spliced. */
+static void reply_files(fuse_req_t req, struct fuse_bufvec *v)
+{
+	static char buf[1 << 20];
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(fuse_buf_size(v));
+	ssize_t n;
+
+	if (dst.buf[0].size > sizeof(buf)) {
+		fuse_reply_data(req, v, FUSE_BUF_SPLICE_MOVE);
+		return;
+	}
+	dst.buf[0].mem = buf;
+	n = fuse_buf_copy(&dst, v, 0);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
 void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
@@ -123,7 +147,7 @@ void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off)
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	bv.buf[0].fd = fd;
 	bv.buf[0].pos = (off_t)off;
-	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+	reply_files(req, &bv);
 }
 
 void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
@@ -180,7 +204,7 @@ size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
 	if (v->count == 0)
 		fuse_reply_err(req, EIO);
 	else
-		fuse_reply_data(req, v, FUSE_BUF_SPLICE_MOVE);
+		reply_files(req, v);
 	free(v);
 	return sent;
 }

@@ -73,7 +73,7 @@ int fh_spool(struct fh *fh, int *slot, const char *suffix);
 /* Replies with text[off..] (at most size bytes). */
 void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
 		    off_t off);
-/* Replies with size bytes of fd at off, zero copy (spliced). */
+/* Replies with size bytes of fd at off (fewer at its end). */
 void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off);
 /* Replies with up to size bytes at off of fh's spool file with that
  * suffix, which is end bytes long. */
