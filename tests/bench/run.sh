@@ -2,12 +2,14 @@
 # Runs the sessionfs benchmarks: exec_latency (the cost of one command run
 # through the files, against spawning `bash -c true`, in separate phases
 # and interleaved), throughput (1 GiB of output through stdout, against a
-# shell writing it to a file), parked (that round trip with 1000 readers
-# blocked on exit and stream of other sessions, against none), and the
-# Python ones: idle_latency (the round trip after 20 ms and 1 s idle,
-# against a spawn, pexpect and a bash on pipes), sessions_1000 (making
-# 1000 sessions, their memory, the tree with a reader blocked on each)
-# stream_latency (a printed byte reaching a reader of stream, against
+# shell writing it to a file; 8 sessions printing 256 MiB each at once,
+# against one printing 2 GiB; another session's listing and run while one
+# prints flat out, against the same when quiet), parked (that round trip
+# with 1000 readers blocked on exit and stream of other sessions, against
+# none), and the Python ones: idle_latency (the round trip after 20 ms and
+# 1 s idle, against a spawn, pexpect and a bash on pipes), sessions_1000
+# (making 1000 sessions, their memory, the tree with a reader blocked on
+# each) stream_latency (a printed byte reaching a reader of stream, against
 # a pipe), contexts (code contexts: a round trip against a Jupyter
 # kernel, a matplotlib plot against savefig, their idle memory) and tty
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
@@ -21,8 +23,11 @@
 # taken from BUILD_DIR/tests/bench/, or compiled from this directory with
 # ${CC:-cc} if the build lacks one; the Python ones (python3, pexpect for
 # idle_latency and peers, tmux for peers) run from this directory with the
-# mount and the daemon's pid as arguments. Extra daemon options may be given in
-# SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB, PARKED_READERS,
+# mount and the daemon's pid as arguments. Extra daemon options may be
+# given in SESSIONFS_OPTS; EXEC_LATENCY_N, THROUGHPUT_MIB (throughput's
+# first part, and what its third prints), THROUGHPUT_PAR_N and
+# THROUGHPUT_PAR_MIB (its second part: that many sessions printing that
+# much each, against one printing their sum; 8 and 256), PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
@@ -103,7 +108,7 @@ if [ ! -x "$bins/exec_latency" ] || [ ! -x "$bins/throughput" ] ||
 	bins=$work
 	for b in exec_latency throughput parked; do
 		# shellcheck disable=SC2086 # CC may hold options
-		${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 \
+		${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -pthread \
 			-o "$bins/$b" "$here/$b.c" "$here/bench.c" || exit 1
 	done
 fi
@@ -154,7 +159,8 @@ bench() {
 }
 
 bench exec_latency 300 "$bins/exec_latency" -i "$mnt" "${EXEC_LATENCY_N:-2000}"
-bench throughput 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}"
+bench throughput 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}" \
+	"${THROUGHPUT_PAR_N:-8}" "${THROUGHPUT_PAR_MIB:-256}"
 bench parked 300 "$bins/parked" "$mnt" "${PARKED_READERS:-1000}" \
 	"${PARKED_N:-1000}"
 # The Python ones: -B writes no __pycache__ into the tree, -u keeps the

@@ -1,8 +1,10 @@
 /*
  * throughput: how fast a large output goes through sessionfs, against a
- * shell writing the same output to a file and reading it back.
+ * shell writing the same output to a file and reading it back; then N
+ * sessions printing at once against one printing as much alone, and how
+ * fast another session answers while one prints flat out.
  *
- * It creates the session MNT/sessions/bench-tp-PID and runs
+ * 1. It creates the session MNT/sessions/bench-tp-PID and runs
  * `head -c ${MiB}M /dev/zero` through its cmd file; the time from the open
  * of cmd to the return of its close (the run has ended then) is the produce
  * time. It checks that exit is "0\n", then reads stdout to the end with
@@ -13,20 +15,32 @@
  * the first tmpfs of /run and /dev/shm, else /tmp), then FILE is read back
  * with 1 MiB reads and removed. It prints the throughput of both (MiB over
  * produce + read time) and the ratio sessionfs/baseline (the target is
- * >= 0.5), and removes the session.
+ * >= 0.8), and removes the session.
  *
- * The exit status is 0 whether the target is met or not (this is a
- * measurement); it is 1 on any error, and the session and file are
+ * 2. N sessions (made, and each run `true` once, before the clock starts)
+ * print PAR_MiB each at once, each read back by a thread of its own as in
+ * 1, against one session printing N * PAR_MiB and read back alone: the
+ * time until the last of the N has read its stdout over the time of the
+ * one (the target is <= 1.5).
+ *
+ * 3. While a session prints MiB flat out, another answers: a listing of
+ * its directory with a read of its status, and a run of `true` in it
+ * (cmd, then exit), each timed, against the same with nothing printing.
+ *
+ * The exit status is 0 whether the targets are met or not (this is a
+ * measurement); it is 1 on any error, and the sessions and file are
  * removed then too.
  *
  * Build: meson (tests/bench/meson.build), or
- *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -o throughput throughput.c \
- *		bench.c
+ *	gcc -std=gnu11 -Wall -Wextra -Werror -O2 -pthread -o throughput \
+ *		throughput.c bench.c
  * Run on a mounted sessionfs (tests/bench/run.sh BUILD_DIR does it all):
- *	throughput MNT [MiB]		(MiB defaults to 1024)
+ *	throughput MNT [MiB [N PAR_MiB]]	(1024, 8 and 256 by default)
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +57,15 @@
 #define MIB	    (1024 * 1024)
 #define DEFAULT_MIB 1024
 #define MAX_MIB	    (1024L * 1024)
+#define MAX_PAR	    64	/* sessions printing at once, at most */
+#define SAMPLES	    200 /* timings of each kind in part 3, at most */
 
 static struct bench_session session;
+/* part 2: the N sessions, then the one alone; part 3: the printer and the
+ * other */
+static struct bench_session par[MAX_PAR + 1];
+static struct bench_session flood, other;
+static pthread_t par_threads[MAX_PAR];
 static char tmpdir[PATH_MAX];
 static char tmpfile_path[PATH_MAX];
 static int tmpdir_made;
@@ -53,6 +74,10 @@ static int tmpdir_made;
 static void clean_up(void)
 {
 	bench_remove_session(&session);
+	for (int i = 0; i <= MAX_PAR; i++)
+		bench_remove_session(&par[i]);
+	bench_remove_session(&flood);
+	bench_remove_session(&other);
 	if (tmpdir_made) {
 		tmpdir_made = 0;
 		if (unlink(tmpfile_path) < 0 && errno != ENOENT)
@@ -141,9 +166,10 @@ static void expect_file(const char *path, const char *want)
 	}
 }
 
-/* The run through sessionfs; gives the produce and read times. */
-static void through_fs(const char *mnt, long mib, char *buf, double *produce,
-		       double *readback)
+/* head -c MiB through s's cmd, then its stdout read back; gives the
+ * produce and read times (buf: 1 MiB of this thread's). */
+static void print_in(const struct bench_session *s, long mib, char *buf,
+		     double *produce, double *readback)
 {
 	char path[PATH_MAX], text[64];
 	uint64_t bytes = (uint64_t)mib * MIB;
@@ -151,10 +177,8 @@ static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 	double t0, t1;
 	int fd;
 
-	bench_make_session(&session, mnt, "tp", NULL);
-
 	snprintf(text, sizeof(text), "head -c %ldM /dev/zero\n", mib);
-	bench_join(path, session.path, "cmd");
+	bench_join(path, s->path, "cmd");
 	t0 = now_s();
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0)
@@ -166,10 +190,10 @@ static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 	*produce = t1 - t0;
 	bench_check_stopped();
 
-	bench_join(path, session.path, "exit");
+	bench_join(path, s->path, "exit");
 	expect_file(path, "0\n");
 
-	bench_join(path, session.path, "stdout");
+	bench_join(path, s->path, "stdout");
 	if (stat(path, &st) < 0)
 		bench_die("stat", path);
 	if ((uint64_t)st.st_size != bytes)
@@ -181,7 +205,14 @@ static void through_fs(const char *mnt, long mib, char *buf, double *produce,
 	read_all(path, buf, bytes);
 	t1 = now_s();
 	*readback = t1 - t0;
+}
 
+/* Part 1 through sessionfs; gives the produce and read times. */
+static void through_fs(const char *mnt, long mib, char *buf, double *produce,
+		       double *readback)
+{
+	bench_make_session(&session, mnt, "tp", NULL);
+	print_in(&session, mib, buf, produce, readback);
 	if (bench_remove_session(&session) < 0)
 		exit(1);
 }
@@ -285,28 +316,220 @@ static const char *to_file(long mib, char *buf, double *produce,
 	return base;
 }
 
-int main(int argc, char **argv)
+/* Makes par[i] and runs `true` in it once, so that its shell is up. */
+static void warm_session(const char *mnt, int i, const char *tag)
 {
-	double fs_prod, fs_read, b_prod, b_read, fs_rate, b_rate;
-	long mib = DEFAULT_MIB;
-	const char *base;
-	char *buf;
+	char name[32];
 
-	bench_init("throughput");
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: throughput MNT [MiB]\n");
-		return 2;
-	}
-	if (argc == 3)
-		mib = bench_parse_count("MiB", argv[2], 1, MAX_MIB);
+	snprintf(name, sizeof(name), "%s%d", tag, i);
+	bench_make_session(&par[i], mnt, "tp", name);
+	bench_round_trip_in(&par[i]);
+	bench_round_trip();
+}
 
-	buf = malloc(MIB);
+struct printer {
+	int i;	     /* its session, par[i] */
+	long mib;    /* what it prints */
+	double t0;   /* when all started */
+	double done; /* seconds from t0 to the end of its read */
+};
+
+static void *printer_main(void *arg)
+{
+	struct printer *p = arg;
+	double produce, readback;
+	char *buf = malloc(MIB);
+
 	if (!buf)
 		bench_die("malloc", NULL);
+	print_in(&par[p->i], p->mib, buf, &produce, &readback);
+	p->done = now_s() - p->t0;
+	free(buf);
+	return NULL;
+}
 
-	bench_trap(clean_up);
+/* Part 2: n sessions printing mib each at once, then one printing
+ * n * mib alone; gives both times (the slowest of the n) and the
+ * quickest of the n in *first. */
+static void at_once(const char *mnt, int n, long mib, char *buf, double *many,
+		    double *first, double *alone)
+{
+	struct printer ps[MAX_PAR];
+	double produce, readback, t0;
 
-	through_fs(argv[1], mib, buf, &fs_prod, &fs_read);
+	for (int i = 0; i < n; i++)
+		warm_session(mnt, i, "p");
+	t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		ps[i] = (struct printer){ .i = i, .mib = mib, .t0 = t0 };
+		if (pthread_create(&par_threads[i], NULL, printer_main,
+				   &ps[i]) != 0)
+			bench_die("pthread_create", NULL);
+	}
+	*many = 0;
+	*first = 1e9;
+	for (int i = 0; i < n; i++) {
+		pthread_join(par_threads[i], NULL);
+		*many = ps[i].done > *many ? ps[i].done : *many;
+		*first = ps[i].done < *first ? ps[i].done : *first;
+	}
+	for (int i = 0; i < n; i++)
+		if (bench_remove_session(&par[i]) < 0)
+			exit(1);
+	bench_check_stopped();
+	warm_session(mnt, MAX_PAR, "one");
+	print_in(&par[MAX_PAR], n * mib, buf, &produce, &readback);
+	*alone = produce + readback;
+	if (bench_remove_session(&par[MAX_PAR]) < 0)
+		exit(1);
+}
+
+/* A listing of other's directory and a read of its status (µs). */
+static double list_other(void)
+{
+	char path[PATH_MAX];
+	double t0 = bench_now_us();
+	DIR *d = opendir(other.path);
+	char text[4096];
+	ssize_t n;
+	int fd;
+
+	if (!d)
+		bench_die("opendir", other.path);
+	errno = 0;
+	while (readdir(d))
+		;
+	if (errno)
+		bench_die("readdir", other.path);
+	closedir(d);
+	bench_join(path, other.path, "status");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		bench_die("open", path);
+	n = read(fd, text, sizeof(text));
+	if (n <= 0 || close(fd) < 0)
+		bench_die("read", path);
+	return bench_now_us() - t0;
+}
+
+/* A run of `true` in other (µs). */
+static double run_other(void)
+{
+	double t0 = bench_now_us();
+
+	bench_round_trip();
+	return bench_now_us() - t0;
+}
+
+struct flooder {
+	long mib;
+	int done; /* set (atomically) when its close of cmd returned */
+};
+
+static void *flood_main(void *arg)
+{
+	struct flooder *f = arg;
+	char path[PATH_MAX], text[64];
+	int fd;
+
+	snprintf(text, sizeof(text), "head -c %ldM /dev/zero\n", f->mib);
+	bench_join(path, flood.path, "cmd");
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		bench_die("open", path);
+	write_all(fd, text, strlen(text), path);
+	if (close(fd) < 0)
+		bench_die("close", path);
+	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Times listings into l[] and runs into r[], 5 ms apart, n of each or
+ * until *stop is set; returns how many. */
+static long sample(double *l, double *r, long n, const int *stop)
+{
+	long k;
+
+	for (k = 0; k < n; k++) {
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			break;
+		l[k] = list_other();
+		r[k] = run_other();
+		usleep(5000);
+	}
+	bench_check_stopped();
+	return k;
+}
+
+/* Waits (at most 10 s) until the flood's stdout holds 1 MiB. */
+static void wait_printing(void)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	bench_join(path, flood.path, "stdout");
+	for (int i = 0; i < 10000; i++) {
+		if (stat(path, &st) == 0 && st.st_size >= MIB)
+			return;
+		usleep(1000);
+	}
+	fprintf(stderr, "throughput: %s: nothing printed in 10 s\n", path);
+	exit(1);
+}
+
+static void report(const char *when, double *l, double *r, long n)
+{
+	double lm, l90, rm, r90;
+
+	if (n == 0) {
+		printf("throughput: %s: no sample\n", when);
+		return;
+	}
+	bench_stats(l, n, &lm, &l90);
+	bench_stats(r, n, &rm, &r90);
+	printf("throughput: %s: listing + status %.0f us (p90 %.0f, max "
+	       "%.0f), run of true %.0f us (p90 %.0f, max %.0f), %ld of "
+	       "each\n",
+	       when, lm, l90, l[n - 1], rm, r90, r[n - 1], n);
+}
+
+/* Part 3: another session answers while one prints mib flat out. */
+static void while_printing(const char *mnt, long mib)
+{
+	static double ql[SAMPLES], qr[SAMPLES], fl[SAMPLES], fr[SAMPLES];
+	struct flooder f = { .mib = mib };
+	char when[64];
+	long nq, nf;
+	pthread_t t;
+
+	bench_make_session(&flood, mnt, "tp", "flood");
+	bench_make_session(&other, mnt, "tp", "other");
+	bench_round_trip_in(&flood);
+	bench_round_trip();
+	bench_round_trip_in(&other);
+	bench_round_trip();
+	nq = sample(ql, qr, 50, NULL);
+	if (pthread_create(&t, NULL, flood_main, &f) != 0)
+		bench_die("pthread_create", NULL);
+	wait_printing();
+	nf = sample(fl, fr, SAMPLES, &f.done);
+	pthread_join(t, NULL);
+	if (bench_remove_session(&flood) < 0 ||
+	    bench_remove_session(&other) < 0)
+		exit(1);
+	report("another session, quiet", ql, qr, nq);
+	snprintf(when, sizeof(when), "another session while one prints %ld MiB",
+		 mib);
+	report(when, fl, fr, nf);
+}
+
+/* Part 1, sessionfs then the baseline, and its lines. */
+static void against_file(const char *mnt, long mib, char *buf)
+{
+	double fs_prod, fs_read, b_prod, b_read, fs_rate, b_rate;
+	const char *base;
+
+	through_fs(mnt, mib, buf, &fs_prod, &fs_read);
 	bench_check_stopped();
 	base = to_file(mib, buf, &b_prod, &b_read);
 
@@ -323,9 +546,44 @@ int main(int argc, char **argv)
 	       fs_prod, fs_read, b_prod, b_read, base, fs_type(base));
 	printf("throughput: sessionfs %ld MiB in %.2f s (%.0f MiB/s) | "
 	       "bash -c to file in %s %.2f s (%.0f MiB/s) | "
-	       "ratio %.2f (target >= 0.5)\n",
+	       "ratio %.2f (target >= 0.8)\n",
 	       mib, fs_prod + fs_read, fs_rate, base, b_prod + b_read, b_rate,
 	       fs_rate / b_rate);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	long mib = DEFAULT_MIB, n = 8, par_mib = 256;
+	double many, first, alone;
+	char *buf;
+
+	bench_init("throughput");
+	if (argc != 2 && argc != 3 && argc != 5) {
+		fprintf(stderr, "usage: throughput MNT [MiB [N PAR_MiB]]\n");
+		return 2;
+	}
+	if (argc >= 3)
+		mib = bench_parse_count("MiB", argv[2], 1, MAX_MIB);
+	if (argc == 5) {
+		n = bench_parse_count("N", argv[3], 1, MAX_PAR);
+		par_mib = bench_parse_count("PAR_MiB", argv[4], 1, MAX_MIB / n);
+	}
+
+	buf = malloc(MIB);
+	if (!buf)
+		bench_die("malloc", NULL);
+
+	bench_trap(clean_up);
+
+	against_file(argv[1], mib, buf);
+	at_once(argv[1], (int)n, par_mib, buf, &many, &first, &alone);
+	printf("throughput: %ld sessions printing %ld MiB each at once, read "
+	       "back at once: %.2f s (the first done in %.2f s) | one session "
+	       "printing %ld MiB: %.2f s | ratio %.2f (target <= 1.5)\n",
+	       n, par_mib, many, first, n * par_mib, alone, many / alone);
+	fflush(stdout);
+	while_printing(argv[1], mib);
 	free(buf);
 	if (fflush(stdout) == EOF)
 		bench_die("stdout", NULL);
