@@ -255,7 +255,7 @@ static int serve(void)
 	fuse_w.fn = on_fuse;
 	fcntl(fuse_w.fd, F_SETFL, fcntl(fuse_w.fd, F_GETFL) | O_NONBLOCK);
 	if (rc == 0)
-		rc = loop_add(&fuse_w, EPOLLIN);
+		rc = loop_add_first(&fuse_w, EPOLLIN);
 	if (rc == 0)
 		rc = loop_run();
 	if (rc < 0)

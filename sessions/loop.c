@@ -19,6 +19,8 @@ static bool (*quiet_fn)(void);
  * a watch that is going away (its memory may be freed right after). */
 static struct epoll_event batch[64];
 static int batch_pos, batch_len;
+/* Handled before the other events of its batch (loop_add_first). */
+static struct loop_watch *first_w;
 
 /* Armed timers, soonest first, and the deadline the timerfd is set to
  * (0: none): it is set again only when that moves, since a system call
@@ -62,6 +64,12 @@ int loop_add(struct loop_watch *w, uint32_t events)
 	return ctl(EPOLL_CTL_ADD, w, events);
 }
 
+int loop_add_first(struct loop_watch *w, uint32_t events)
+{
+	first_w = w;
+	return loop_add(w, events);
+}
+
 int loop_mod(struct loop_watch *w, uint32_t events)
 {
 	return ctl(EPOLL_CTL_MOD, w, events);
@@ -69,9 +77,13 @@ int loop_mod(struct loop_watch *w, uint32_t events)
 
 void loop_del(struct loop_watch *w)
 {
+	if (w == first_w)
+		first_w = NULL;
 	if (w->fd >= 0)
 		epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
-	for (int i = batch_pos + 1; i < batch_len; i++)
+	/* the whole batch: an event before batch_pos may wait for the
+	 * second pass of dispatch */
+	for (int i = 0; i < batch_len; i++)
 		if (batch[i].data.ptr == w)
 			batch[i].data.ptr = NULL;
 }
@@ -171,6 +183,18 @@ void loop_stop(void)
 	stopping = true;
 }
 
+/* Calls the handler of the batch's event of the first watch, or those of
+ * the others. */
+static void dispatch(bool first)
+{
+	for (batch_pos = 0; batch_pos < batch_len; batch_pos++) {
+		struct loop_watch *w = batch[batch_pos].data.ptr;
+
+		if (w && (w == first_w) == first)
+			w->fn(w, batch[batch_pos].events);
+	}
+}
+
 /* Sleeps only when the quiet hook has nothing left: its chores go one
  * piece at a time, each after a look for events, so that a request that
  * comes meanwhile waits for one piece at most. It never polls without
@@ -193,12 +217,8 @@ int loop_run(void)
 			continue;
 		}
 		batch_len = n;
-		for (batch_pos = 0; batch_pos < n; batch_pos++) {
-			struct loop_watch *w = batch[batch_pos].data.ptr;
-
-			if (w)
-				w->fn(w, batch[batch_pos].events);
-		}
+		dispatch(true);
+		dispatch(false);
 		batch_len = 0;
 		if (idle_fn)
 			idle_fn();

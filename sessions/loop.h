@@ -29,6 +29,10 @@ struct loop_timer {
 int loop_init(void);
 /* Watches w->fd for events (EPOLLIN...); w must live until loop_del. */
 int loop_add(struct loop_watch *w, uint32_t events);
+/* Like loop_add, and w's events are handled before the others of their
+ * batch (one such watch: /dev/fuse, so that a request waits for no
+ * pipe's turn of a writer of much output). */
+int loop_add_first(struct loop_watch *w, uint32_t events);
 int loop_mod(struct loop_watch *w, uint32_t events);
 void loop_del(struct loop_watch *w);
 /* Arms t to call fn(t) once, at when_ms (monotonic) or soon after; an
