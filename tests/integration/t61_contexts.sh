@@ -372,7 +372,7 @@ assert_file_match "$CS/cwd/error" 'cannot enter the cwd' "the context is dead an
 
 # rmdir of a busy context
 (
-	code py 'import os; os.system("sleep 300 &"); while_true = 1
+	code py 'import os; os.system("sleep 300 & echo $! >'"$SFS_TMP"'/busy.sleep"); while_true = 1
 while True: pass'
 	echo $? >"$SFS_TMP/busy.rc"
 ) &
@@ -387,7 +387,9 @@ check "its writer returns" sfs_wait_gone "$BG" 5
 assert_file_match "$SFS_TMP/busy.rc" '^1$' "its close fails (ECANCELED)"
 assert_file_match "$SFS_TMP/write.err" 'Operation canceled' "with ECANCELED"
 assert_true "its interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 1
-check "its background sleep is gone" bash -c '! pgrep -f "^sleep 300$"'
+SLEEPPID=$(cat "$SFS_TMP/busy.sleep")
+assert_file_match "$SFS_TMP/busy.sleep" '^[0-9]+$' "the background sleep said its pid"
+assert_true "its background sleep is gone" "pid $SLEEPPID" sfs_wait_gone "$SLEEPPID" 5
 check "contexts/py is gone" test ! -e "$P"
 
 # the deletion of a session ends its busy contexts
