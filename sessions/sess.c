@@ -44,19 +44,28 @@ static void raise_nofile(void)
 
 static void on_dying_timer(struct loop_timer *t);
 
+static bool try_finalize(struct sess *s);
+
 /* After a batch of child exits: the killall requests may be answered,
- * and a dying session looks again only 10 ms after the last exit, as
- * with the one timer of before, so that the clients whose requests the
- * exits answered (the close of a cmd) have closed their files when the
- * last session goes and the daemon may stop. */
+ * and a dying session whose processes are all gone is freed at once
+ * (its rmdir answered), else it looks again DYING_POLL_MS later. While
+ * the daemon shuts down it looks only 10 ms after the last exit, so that
+ * the clients whose requests the exits answered (the close of a cmd)
+ * have closed their files when the last session goes and the daemon may
+ * stop. */
 static void after_exits(void)
 {
 	int64_t at = loop_now_ms() + DYING_POLL_MS;
+	struct sess *s, *next;
 
 	killall_check();
-	for (struct sess *s = sess_first(); s; s = sess_next(s))
-		if (s->dying_timer.armed)
+	for (s = sess_first(); s; s = next) {
+		next = sess_next(s);
+		if (!s->dying_timer.armed)
+			continue;
+		if (shutting_down || !try_finalize(s))
 			loop_timer_add(&s->dying_timer, at, on_dying_timer, s);
+	}
 }
 
 int sess_init(void)
