@@ -38,6 +38,7 @@
 #include "log.h"
 #include "shell.h"
 #include "strbuf.h"
+#include "vclone.h"
 
 /* The shell only loads the driver (sessions/sfsdrv/sfsdrv.c, a bash
  * loadable builtin) and hands it the session's directory: the protocol
@@ -143,65 +144,101 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 	return z3 + 1 - buf;
 }
 
+/* What the child needs, all of it made before it starts: a child of
+ * vclone_run shares the daemon's memory and may only make system calls. */
+struct spawn {
+	const char *bash;
+	char **argv;
+	const struct creds_plan *cr;
+	const struct contain *cg;
+	bool enter;		 /* forked: moves itself into cg */
+	char boot_err[PATH_MAX]; /* w->dir/SHELL_BOOT_ERR */
+	const char *cwd;
+	int ctl_r, res_w;
+};
+
 /* The shell's stderr until its driver runs: the file SHELL_BOOT_ERR,
  * which says why a shell that could not load or start its driver ended
  * (else /dev/null). Returns a descriptor above SHELL_RES_FD. */
-static int boot_stderr(const struct shell_who *w, int null)
+static int boot_stderr(const struct spawn *sp, int null)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd =
+		open(sp->boot_err, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "%s/" SHELL_BOOT_ERR, w->dir);
-	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return null;
 	return fcntl(fd, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 }
 
-/* In the child: everything that must hold before bash starts. */
-static void child(const char *bash, const char *drv, const struct shell_who *w,
-		  char **envp, const struct contain *cg, int ctl_r, int res_w)
+/* In the child: everything that must hold before bash starts. System
+ * calls only (see struct spawn); returns only to exit. */
+static int child(void *arg)
 {
-	char *argv[64] = { "bash", "--noprofile", "--norc" };
-	size_t n = 3;
+	const struct spawn *sp = arg;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), berr;
+	int ctl_r, res_w;
 
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	creds_reset_signals(SHELL_ABORT_SIG);
 	setsid();
-	if (contain_enter(cg) < 0 || null < 0)
-		_exit(126);
+	if ((sp->enter && contain_enter(sp->cg) < 0) || null < 0)
+		return 126;
 	/* Move all three above 201 first: one may sit on 0-2 or 201
 	 * already, and dup2 onto the same number would keep close-on-exec. */
-	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	ctl_r = fcntl(sp->ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	res_w = fcntl(sp->res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	null = fcntl(null, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	berr = boot_stderr(w, null);
+	berr = boot_stderr(sp, null);
 	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
 	    dup2(null, 1) < 0 || dup2(berr, 2) < 0 ||
 	    dup2(res_w, SHELL_RES_FD) < 0)
-		_exit(126);
+		return 126;
 	/* Nothing else of the daemon's (/dev/fuse above all, or of whatever
 	 * started it) may reach the shell and its commands. */
 	close_range(3, SHELL_RES_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
-	envp = creds_envp(envp, w->uid);
-	if (creds_become(w->uid, w->gid) < 0)
-		_exit(126);
+	if (creds_apply(sp->cr) < 0)
+		return 126;
 	/* after the change of uid, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (chdir(sp->cwd) < 0 && chdir("/") < 0)
+		return 126;
+	execve(sp->bash, sp->argv, sp->cr->envp);
+	return 127;
+}
+
+/* bash's arguments: its options, then the boot script and its $1, $2. */
+static void make_argv(char **argv, const char *drv, const char *dir)
+{
+	size_t n = 0;
+
+	argv[n++] = "bash";
+	argv[n++] = "--noprofile";
+	argv[n++] = "--norc";
 	for (char **a = conf.shell_args; a && *a && n < 58; a++)
 		argv[n++] = *a;
 	argv[n++] = "-c";
 	argv[n++] = (char *)boot;
 	argv[n++] = "bash";
 	argv[n++] = (char *)drv;
-	argv[n++] = (char *)w->dir;
+	argv[n++] = (char *)dir;
 	argv[n] = NULL;
-	if (chdir(w->cwd) < 0 && chdir("/") < 0)
-		_exit(126);
-	execve(bash, argv, envp);
-	_exit(127);
+}
+
+/* Starts the child: without a copy of the daemon's memory where it can
+ * (vclone.h), else forked (an older kernel, another architecture).
+ * Returns its pid or -errno. */
+static pid_t start_child(struct spawn *sp)
+{
+	pid_t pid = vclone_run(sp->cg->dfd, child, sp);
+
+	if (pid >= 0)
+		return pid;
+	sp->enter = true;
+	pid = contain_fork(sp->cg);
+	if (pid == 0)
+		_exit(child(sp));
+	return pid < 0 ? -errno : pid;
 }
 
 /* The files the driver leaves at exit, and the shell's stderr until the
@@ -234,6 +271,9 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		  const struct contain *cg, int *ctl, int *res)
 {
 	const char *drv = driver();
+	struct creds_plan cr;
+	struct spawn sp = { .bash = bash, .cr = &cr, .cg = cg, .cwd = w->cwd };
+	char *argv[64];
 	int cp[2], rp[2];
 	pid_t pid;
 
@@ -242,20 +282,31 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 	pid = make_exit_files(w);
 	if (pid < 0)
 		return pid;
-	if (pipe2(cp, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		close(cp[0]);
-		close(cp[1]);
+	pid = creds_plan(&cr, w->uid, w->gid, envp);
+	if (pid < 0)
+		return pid;
+	if (pipe2(cp, O_CLOEXEC) < 0) {
+		creds_plan_free(&cr);
 		return -errno;
 	}
-	pid = contain_fork(cg);
-	if (pid == 0)
-		child(bash, drv, w, envp, cg, cp[0], rp[1]);
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		pid = -errno;
+		close(cp[0]);
+		close(cp[1]);
+		creds_plan_free(&cr);
+		return pid;
+	}
+	make_argv(argv, drv, w->dir);
+	sp.argv = argv;
+	snprintf(sp.boot_err, sizeof(sp.boot_err), "%s/" SHELL_BOOT_ERR,
+		 w->dir);
+	sp.ctl_r = cp[0];
+	sp.res_w = rp[1];
+	pid = start_child(&sp);
+	creds_plan_free(&cr);
 	close(cp[0]);
 	close(rp[1]);
 	if (pid < 0) {
-		pid = -errno;
 		close(cp[1]);
 		close(rp[0]);
 		return pid;
