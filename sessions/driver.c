@@ -300,7 +300,7 @@ static void shell_stopped(struct reap_watch *w, int sig)
 #define SHELL_WHO(s)                                                           \
 	((struct shell_who){ (s)->dir, (s)->cwd, (s)->uid, (s)->gid })
 
-static int start_shell(struct sess *s)
+int driver_spawn(struct sess *s)
 {
 	char **envp;
 	pid_t pid;
@@ -403,7 +403,7 @@ int driver_start(struct sess *s, struct run *r)
 	if (s->shell_idle)
 		driver_retire(s); /* it cannot be raised: never run in it */
 	if (!s->pid)
-		rc = start_shell(s);
+		rc = driver_spawn(s);
 	if (rc == 0)
 		rc = take_fifos(s, r);
 	run_file(r, "pre", name, sizeof(name));

@@ -109,6 +109,106 @@ static int sess_setup(struct sess *s)
 	return rc;
 }
 
+/* A session with its directory, cgroup, cwd and variables, known by id
+ * but to nobody by name (OBJ_NONE) until sess_create names it. */
+static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
+{
+	struct sess *s = calloc(1, sizeof(*s));
+
+	*rc = -ENOMEM;
+	if (!s)
+		return NULL;
+	s->id = objs_add(OBJ_NONE, s);
+	s->uid = uid;
+	s->gid = gid;
+	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
+	list_init(&s->queue);
+	list_init(&s->runs);
+	list_init(&s->procs);
+	list_init(&s->ctxs);
+	*rc = sess_setup(s);
+	if (*rc == 0)
+		return s;
+	objs_del(s->id);
+	env_free(s);
+	free(s->cwd);
+	free(s);
+	return NULL;
+}
+
+/* The next session, made ahead (sess_make_ahead): a shell takes a few
+ * milliseconds of CPU to start, and the mkdir that takes this one finds
+ * it started, or starting. One, for the owner of the last mkdir; it is
+ * what a mkdir at that moment would have made (the directory, cgroup,
+ * cwd and variables of a new session, the shell started at once). */
+static struct sess *ahead;
+static uid_t ahead_uid;
+static gid_t ahead_gid;
+static unsigned long ahead_gen; /* env_base_gen() when it was made */
+static struct loop_timer ahead_timer;
+
+/* Ends a session made ahead that nobody took, as rmdir would. */
+static void drop_ahead(void)
+{
+	struct sess *s = ahead;
+
+	ahead = NULL;
+	loop_timer_del(&ahead_timer);
+	if (!s)
+		return;
+	table_add(s); /* finalize takes it out; its name "" is nobody's */
+	sess_delete(s, NULL, NULL);
+}
+
+/* After the mkdir's answer: the next session and its shell. */
+static void on_ahead_timer(struct loop_timer *t)
+{
+	struct sess *s;
+	int rc;
+
+	(void)t;
+	if (ahead || shutting_down || sess_count() + 1 >= conf.max_sessions)
+		return;
+	s = sess_alloc(ahead_uid, ahead_gid, &rc);
+	if (!s)
+		return;
+	ahead = s;
+	ahead_gen = env_base_gen();
+	rc = driver_spawn(s);
+	if (rc < 0) {
+		log_msg(LOG_NOTICE, "a shell made ahead did not start: %s",
+			strerror(-rc));
+		drop_ahead();
+	}
+}
+
+void sess_make_ahead(uid_t uid, gid_t gid)
+{
+	if (ahead && (ahead_uid != uid || ahead_gid != gid))
+		drop_ahead();
+	ahead_uid = uid;
+	ahead_gid = gid;
+	if (!ahead && !shutting_down)
+		loop_timer_add(&ahead_timer, loop_now_ms(), on_ahead_timer,
+			       NULL);
+}
+
+/* The session made ahead, if it is uid:gid's and root env/ has not
+ * changed since (one out of date is ended). */
+static struct sess *take_ahead(uid_t uid, gid_t gid)
+{
+	struct sess *s = ahead;
+
+	if (s && ahead_gen != env_base_gen()) {
+		drop_ahead();
+		return NULL;
+	}
+	if (!s || s->uid != uid || s->gid != gid)
+		return NULL;
+	ahead = NULL;
+	return s;
+}
+
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 {
 	struct sess *s;
@@ -120,29 +220,17 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 		return -EEXIST;
 	if (sess_count() >= conf.max_sessions || shutting_down)
 		return -ENOSPC;
-	s = calloc(1, sizeof(*s));
+	s = take_ahead(uid, gid);
 	if (!s)
-		return -ENOMEM;
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->id = objs_add(OBJ_SESS, s);
-	s->uid = uid;
-	s->gid = gid;
-	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
-	s->created_wall = loop_wall_ms();
-	list_init(&s->queue);
-	list_init(&s->runs);
-	list_init(&s->procs);
-	list_init(&s->ctxs);
-	rc = sess_setup(s);
-	if (rc < 0) {
+		s = sess_alloc(uid, gid, &rc);
+	if (!s) {
 		log_msg(LOG_ERR, "session %s: cannot create: %s", name,
 			strerror(-rc));
-		objs_del(s->id);
-		env_free(s);
-		free(s->cwd);
-		free(s);
 		return rc;
 	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->created_wall = loop_wall_ms();
+	objs_set(s->id, OBJ_SESS, s);
 	table_add(s);
 	log_msg(LOG_INFO, "session %s: created", name);
 	*out = s;
@@ -256,6 +344,7 @@ void sess_shutdown(void (*cb)(void *), void *arg)
 	struct sess *s, *next;
 
 	shutting_down = true;
+	drop_ahead();
 	shutdown_cb = cb;
 	shutdown_arg = arg;
 	if (sess_count() == 0) {
