@@ -21,6 +21,7 @@
 #include "runs.h"
 #include "sess.h"
 #include "table.h"
+#include "tmpl.h"
 #include "tty.h"
 
 /* How often a dying session looks whether its processes are gone. */
@@ -89,6 +90,7 @@ int sess_init(void)
 
 void sess_fini(void)
 {
+	tmpl_fini();
 	kill_fini();
 	contain_teardown();
 	rtdir_fini();
@@ -174,7 +176,7 @@ static void on_ahead_timer(struct loop_timer *t)
 		return;
 	ahead = s;
 	ahead_gen = env_base_gen();
-	rc = driver_spawn(s);
+	rc = driver_spawn(s, true);
 	if (rc < 0) {
 		log_msg(LOG_NOTICE, "a shell made ahead did not start: %s",
 			strerror(-rc));
@@ -345,6 +347,7 @@ void sess_shutdown(void (*cb)(void *), void *arg)
 
 	shutting_down = true;
 	drop_ahead();
+	tmpl_stop();
 	shutdown_cb = cb;
 	shutdown_arg = arg;
 	if (sess_count() == 0) {

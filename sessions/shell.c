@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "conf/conf.h"
@@ -267,14 +270,17 @@ static int make_exit_files(const struct shell_who *w)
 	return rc;
 }
 
-pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
-		  const struct contain *cg, int *ctl, int *res)
+/* Starts bash with the driver and its argument arg (the session's
+ * directory, or DRV's template argument) on ctl_r and res_w. Returns its
+ * pid or -errno. */
+static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
+		      const struct contain *cg, int ctl_r, int res_w,
+		      const char *arg)
 {
 	const char *drv = driver();
 	struct creds_plan cr;
 	struct spawn sp = { .bash = bash, .cr = &cr, .cg = cg, .cwd = w->cwd };
 	char *argv[64];
-	int cp[2], rp[2];
 	pid_t pid;
 
 	if (!drv)
@@ -285,25 +291,32 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 	pid = creds_plan(&cr, w->uid, w->gid, envp);
 	if (pid < 0)
 		return pid;
-	if (pipe2(cp, O_CLOEXEC) < 0) {
-		creds_plan_free(&cr);
-		return -errno;
-	}
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		pid = -errno;
-		close(cp[0]);
-		close(cp[1]);
-		creds_plan_free(&cr);
-		return pid;
-	}
-	make_argv(argv, drv, w->dir);
+	make_argv(argv, drv, arg);
 	sp.argv = argv;
 	snprintf(sp.boot_err, sizeof(sp.boot_err), "%s/" SHELL_BOOT_ERR,
 		 w->dir);
-	sp.ctl_r = cp[0];
-	sp.res_w = rp[1];
+	sp.ctl_r = ctl_r;
+	sp.res_w = res_w;
 	pid = start_child(&sp);
 	creds_plan_free(&cr);
+	return pid;
+}
+
+/* The control and result pipes: cp[0] and rp[1] are the shell's. */
+static int make_pipes(int cp[2], int rp[2])
+{
+	if (pipe2(cp, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(rp, O_CLOEXEC) == 0)
+		return 0;
+	close(cp[0]);
+	close(cp[1]);
+	return -errno;
+}
+
+/* Keeps the daemon's ends of the pipes once the shell has its own. */
+static pid_t keep_ends(pid_t pid, int cp[2], int rp[2], int *ctl, int *res)
+{
 	close(cp[0]);
 	close(rp[1]);
 	if (pid < 0) {
@@ -315,6 +328,97 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 	*ctl = cp[1];
 	*res = rp[0];
 	return pid;
+}
+
+pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
+		  const struct contain *cg, int *ctl, int *res)
+{
+	int cp[2], rp[2];
+	pid_t pid = make_pipes(cp, rp);
+
+	if (pid < 0)
+		return pid;
+	pid = spawn_on(bash, w, envp, cg, cp[0], rp[1], w->dir);
+	return keep_ends(pid, cp, rp, ctl, res);
+}
+
+pid_t shell_spawn_template(const char *bash, const struct shell_who *w,
+			   char **envp, const struct contain *cg, int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = spawn_on(bash, w, envp, cg, sv[1], sv[1], SHELL_TEMPLATE_ARG);
+	close(sv[1]);
+	if (pid < 0)
+		close(sv[0]);
+	else
+		*sock = sv[0];
+	return pid;
+}
+
+/* Sends the template the request for w's shell (sfsdrv/tmpl.c). */
+static int send_request(int sock, const struct shell_who *w,
+			const struct contain *cg, int ctl_r, int res_w)
+{
+	int fds[3] = { cg->dfd, ctl_r, res_w };
+	char ctl[CMSG_SPACE(sizeof(fds))] = { 0 };
+	struct iovec iov = { (void *)w->dir, strlen(w->dir) };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* The template's answer, within SHELL_TEMPLATE_MS: the pid of a child of
+ * the daemon's (checked: nothing else may be taken for the shell). */
+static pid_t take_answer(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	char buf[32];
+	siginfo_t si = { 0 };
+	ssize_t n;
+	long pid;
+
+	if (poll(&p, 1, SHELL_TEMPLATE_MS) <= 0)
+		return -ETIMEDOUT;
+	n = recv(sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (n <= 0)
+		return -EPIPE;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	if (pid < 0)
+		return pid < -4095 ? -EINVAL : (pid_t)pid;
+	if (pid == 0 || waitid(P_PID, (id_t)pid, &si,
+			       WEXITED | WSTOPPED | WNOHANG | WNOWAIT) < 0)
+		return -ECHILD;
+	return (pid_t)pid;
+}
+
+pid_t shell_fork_from(int sock, const struct shell_who *w,
+		      const struct contain *cg, int *ctl, int *res)
+{
+	int cp[2], rp[2];
+	pid_t pid = make_exit_files(w);
+
+	if (pid < 0)
+		return pid;
+	pid = make_pipes(cp, rp);
+	if (pid < 0)
+		return pid;
+	pid = send_request(sock, w, cg, cp[0], rp[1]);
+	if (pid == 0)
+		pid = take_answer(sock);
+	return keep_ends(pid, cp, rp, ctl, res);
 }
 
 int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # t38_shell_start: README "Semantics worth knowing" and "Containment": the
-# way a session's shell is started (clone3 without a copy of the daemon's
-# memory; the next session's shell made ahead after a mkdir) gives each
+# way a session's shell is started (forked from the template shell for the
+# daemon's own user, else clone3 without a copy of the daemon's memory;
+# the next session's shell made ahead after a mkdir) gives each
 # session a shell of its own: $$ is the pid ps sees, $PPID the daemon, the
 # owner's uid, the session's cgroup, a $RANDOM of its own, the default
 # cwd, the variables and cwd written before its first run, no descriptor
-# of the daemon's. rmdir of 50 sessions leaves none of their shells and
-# none of their cgroups; unmounting ends the shell made ahead too.
+# of the daemon's. The template is the daemon's user's, single-threaded,
+# in a cgroup of its own, and shells still start once it is killed. rmdir
+# of 50 sessions leaves none of their shells and none of their cgroups;
+# unmounting ends the shell made ahead and the template too.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +70,33 @@ assert_eq "$SFS_PID" "$ppid" "st4: \$PPID is the daemon"
 assert_true "st4: a shell of its own" "pid $pid is another session's" \
 	test "$pid" != "${PID[1]}" -a "$pid" != "${PID[2]}" -a "$pid" != "${PID[3]}"
 assert_eq "0" "$(sed -n 5p <<<"$out")" "st4: no /dev/fuse in the shell"
+
+# the template the daemon forks its own user's shells from (README
+# "Architecture"): killed from outside, shells are started again, and
+# then forked from a new one
+TPL=$(for p in $(sfs_descendants "$SFS_PID"); do
+	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx -- --template &&
+		[ "$(sfs_ppid "$p")" = "$SFS_PID" ] && echo "$p"
+done | head -n 1)
+note "template shell: ${TPL:-none}"
+if [ -n "$TPL" ]; then
+	assert_eq "$(id -u)" "$(stat -c %u "/proc/$TPL")" "the template runs as the daemon's user"
+	assert_true "the template is in a cgroup of its own" "$(cat "/proc/$TPL/cgroup" 2>/dev/null)" \
+		grep -Eq "/sessionfs\.$SFS_PID/tmpl\$" "/proc/$TPL/cgroup"
+	assert_eq 1 "$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$TPL/status")" "the template is single-threaded"
+	kill -KILL "$TPL"
+	sfs_wait_gone "$TPL" 5
+	for n in 5 6; do
+		check "mkdir sessions/st$n after the template was killed" sfs_mkdir "$MNT/sessions/st$n"
+		out=$(sfs_run_out "$MNT/sessions/st$n" "$INFO")
+		read -r pid ppid bashpid uid rnd <<<"$(sed -n 1p <<<"$out")"
+		assert_eq "$pid" "$(ps -o pid= -p "$pid" 2>/dev/null | tr -d ' ')" "st$n: \$\$ is a pid ps sees"
+		assert_eq "$SFS_PID" "$ppid" "st$n: \$PPID is the daemon"
+		assert_eq "0" "$(sed -n 5p <<<"$out")" "st$n: no /dev/fuse in the shell"
+	done
+else
+	note "no template shell (the daemon's user has no cgroup here?)"
+fi
 
 # rmdir of 50 sessions: none of their shells, none of their cgroups left
 ROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
