@@ -28,7 +28,8 @@ struct sess {
 	uint64_t id; /* object id */
 	char name[NAME_MAX_LEN + 1];
 	struct list link;
-	int dirfd; /* this session's spool directory */
+	struct sess *name_next; /* the next in its bucket of names (table.c) */
+	int dirfd;		/* this session's spool directory */
 	char dir[4096];
 	char *cwd;
 	struct envmap env;	/* exported variables, as users see them */
