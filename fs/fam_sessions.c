@@ -55,7 +55,7 @@ static int clone_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 		log_msg(LOG_WARNING, "sessions/clone: %s", strerror(-rc));
 		return rc;
 	}
-	sess_make_ahead(fh->uid, fh->gid);
+	sess_make_ahead(s);
 	if (asprintf(&fh->text, "%s\n", name) < 0) {
 		fh->text = NULL;
 		return -ENOMEM;
@@ -122,7 +122,7 @@ static int sessions_mkdir(fuse_req_t req, const struct node *dir,
 		return rc;
 	}
 	*ino = tree_ino(s->id, FT_SESS);
-	sess_make_ahead(ctx->uid, ctx->gid); /* the next mkdir's */
+	sess_make_ahead(s); /* the next mkdir's */
 	return 0;
 }
 

@@ -44,6 +44,7 @@ static void raise_nofile(void)
 }
 
 static void on_dying_timer(struct loop_timer *t);
+static bool sess_quiet(void);
 
 static bool try_finalize(struct sess *s);
 
@@ -82,7 +83,7 @@ int sess_init(void)
 		contain_watchdog();
 	runs_init();
 	raise_nofile();
-	loop_set_quiet(chores_quiet);
+	loop_set_quiet(sess_quiet);
 	env_init();
 	reap_batch_hook = after_exits;
 	return reap_init();
@@ -142,11 +143,18 @@ static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
  * milliseconds of CPU to start, and the mkdir that takes this one finds
  * it started, or starting. One, for the owner of the last mkdir; it is
  * what a mkdir at that moment would have made (the directory, cgroup,
- * cwd and variables of a new session, the shell started at once). */
+ * cwd and variables of a new session, the shell started at once). It is
+ * made while the daemon would wait anyway: once the first run of the
+ * session just made is in its shell's hands, or AHEAD_MS later (the
+ * client's next request is not held up by it). */
+#define AHEAD_MS 2
+
 static struct sess *ahead;
 static uid_t ahead_uid;
 static gid_t ahead_gid;
 static unsigned long ahead_gen; /* env_base_gen() when it was made */
+static bool ahead_wanted;
+static uint64_t ahead_after; /* the session whose first run it waits for */
 static struct loop_timer ahead_timer;
 
 /* Ends a session made ahead that nobody took, as rmdir would. */
@@ -155,6 +163,7 @@ static void drop_ahead(void)
 	struct sess *s = ahead;
 
 	ahead = NULL;
+	ahead_wanted = false;
 	loop_timer_del(&ahead_timer);
 	if (!s)
 		return;
@@ -162,13 +171,13 @@ static void drop_ahead(void)
 	sess_delete(s, NULL, NULL);
 }
 
-/* After the mkdir's answer: the next session and its shell. */
-static void on_ahead_timer(struct loop_timer *t)
+static void make_ahead(void)
 {
 	struct sess *s;
 	int rc;
 
-	(void)t;
+	ahead_wanted = false;
+	loop_timer_del(&ahead_timer);
 	if (ahead || shutting_down || sess_count() + 1 >= conf.max_sessions)
 		return;
 	s = sess_alloc(ahead_uid, ahead_gid, &rc);
@@ -184,15 +193,40 @@ static void on_ahead_timer(struct loop_timer *t)
 	}
 }
 
-void sess_make_ahead(uid_t uid, gid_t gid)
+static void on_ahead_timer(struct loop_timer *t)
 {
-	if (ahead && (ahead_uid != uid || ahead_gid != gid))
+	(void)t;
+	make_ahead();
+}
+
+/* The loop's quiet time: the session made ahead once its turn has come,
+ * then the chores. */
+static bool sess_quiet(void)
+{
+	struct sess *after;
+
+	if (ahead_wanted) {
+		after = sess_get(ahead_after);
+		if (!after || after->active) {
+			make_ahead();
+			return true;
+		}
+	}
+	return chores_quiet();
+}
+
+void sess_make_ahead(const struct sess *made)
+{
+	if (ahead && (ahead_uid != made->uid || ahead_gid != made->gid))
 		drop_ahead();
-	ahead_uid = uid;
-	ahead_gid = gid;
-	if (!ahead && !shutting_down)
-		loop_timer_add(&ahead_timer, loop_now_ms(), on_ahead_timer,
-			       NULL);
+	ahead_uid = made->uid;
+	ahead_gid = made->gid;
+	if (ahead || shutting_down)
+		return;
+	ahead_wanted = true;
+	ahead_after = made->id;
+	loop_timer_add(&ahead_timer, loop_now_ms() + AHEAD_MS, on_ahead_timer,
+		       NULL);
 }
 
 /* The session made ahead, if it is uid:gid's and root env/ has not

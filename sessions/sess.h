@@ -96,10 +96,10 @@ int sess_init(void);
 void sess_fini(void);
 /* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
-/* Makes the next session of uid:gid ahead, its shell started, once the
- * caller is done (after a mkdir): sess_create takes it. The one made
- * ahead for another owner is ended. */
-void sess_make_ahead(uid_t uid, gid_t gid);
+/* Makes the next session of made's owner ahead, its shell started,
+ * soon after made (just created by a mkdir) has its first run going:
+ * sess_create takes it. The one made ahead for another owner is ended. */
+void sess_make_ahead(const struct sess *made);
 struct sess *sess_find(const char *name);
 struct sess *sess_get(uint64_t id);
 /* Iteration over sessions in creation order. */
