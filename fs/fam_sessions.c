@@ -55,6 +55,7 @@ static int clone_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 		log_msg(LOG_WARNING, "sessions/clone: %s", strerror(-rc));
 		return rc;
 	}
+	sess_make_ahead(s);
 	if (asprintf(&fh->text, "%s\n", name) < 0) {
 		fh->text = NULL;
 		return -ENOMEM;
@@ -121,6 +122,7 @@ static int sessions_mkdir(fuse_req_t req, const struct node *dir,
 		return rc;
 	}
 	*ino = tree_ino(s->id, FT_SESS);
+	sess_make_ahead(s); /* the next mkdir's */
 	return 0;
 }
 
@@ -151,7 +153,8 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 }
 
 static const struct fent sessions_tab[] = {
-	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, FENT_ANYONE, HOME_DIR },
+	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, FENT_ANYONE,
+	  HOME_DIR },
 	{ 0 },
 };
 

@@ -27,6 +27,7 @@
 #include "output.h"
 #include "sess.h"
 #include "shell.h"
+#include "tmpl.h"
 
 #define SPIN_POLL_US 4 /* about one `read -t 0` of bash */
 
@@ -300,7 +301,7 @@ static void shell_stopped(struct reap_watch *w, int sig)
 #define SHELL_WHO(s)                                                           \
 	((struct shell_who){ (s)->dir, (s)->cwd, (s)->uid, (s)->gid })
 
-static int start_shell(struct sess *s)
+int driver_spawn(struct sess *s, bool fresh)
 {
 	char **envp;
 	pid_t pid;
@@ -309,8 +310,11 @@ static int start_shell(struct sess *s)
 	envp = envmap_envp(&s->env);
 	if (!envp)
 		return -ENOMEM;
-	pid = shell_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg, &s->ctl_fd,
-			  &s->res.fd);
+	pid = tmpl_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg, fresh,
+			 &s->ctl_fd, &s->res.fd);
+	if (pid < 0)
+		pid = shell_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg,
+				  &s->ctl_fd, &s->res.fd);
 	for (char **e = envp; *e; e++)
 		free(*e);
 	free(envp);
@@ -403,7 +407,7 @@ int driver_start(struct sess *s, struct run *r)
 	if (s->shell_idle)
 		driver_retire(s); /* it cannot be raised: never run in it */
 	if (!s->pid)
-		rc = start_shell(s);
+		rc = driver_spawn(s, false);
 	if (rc == 0)
 		rc = take_fifos(s, r);
 	run_file(r, "pre", name, sizeof(name));

@@ -20,6 +20,10 @@ void driver_init(void (*ended)(struct sess *s, int code, int sig),
 /* Hands r to s's shell (started first when there is none) and makes it
  * the active run. Returns 0 or -errno; r is active either way. */
 int driver_start(struct sess *s, struct run *r);
+/* Starts the shell of s now (driver_start starts one when s has none);
+ * fresh: s is a new session, nothing written to its env/ or cwd (see
+ * tmpl.h). Returns 0 or -errno. */
+int driver_spawn(struct sess *s, bool fresh);
 /* Lowers s's shell to SCHED_IDLE (idle) or raises it back. */
 void driver_sched(struct sess *s, bool idle);
 /* Lets go of the idle shell: the next run starts a new one from the

@@ -188,6 +188,15 @@ int sess_chdir(struct sess *s, const char *path)
 	return 0;
 }
 
+/* Counts the changes of root env/: a session made ahead with an older
+ * count has stale variables. */
+static unsigned long base_gen;
+
+unsigned long env_base_gen(void)
+{
+	return base_gen;
+}
+
 const struct envmap *sess_root_env(void)
 {
 	return &root_env;
@@ -201,6 +210,7 @@ int sess_root_setenv(const char *name, const char *val, size_t len)
 		log_msg(LOG_WARNING, "env/%.64s: invalid name or value", name);
 		return -EINVAL;
 	}
+	base_gen++;
 	rc = envmap_set(&root_env, name, val, len);
 	if (rc == 0)
 		rc = envmap_set(&base_env, name, val, len);
@@ -213,6 +223,7 @@ int sess_root_unsetenv(const char *name)
 {
 	if (envmap_unset(&root_env, name) < 0)
 		return -ENOENT;
+	base_gen++;
 	envmap_unset(&base_env, name);
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		sess_unsetenv(s, name);

@@ -15,6 +15,9 @@ void env_init(void);
 /* Gives a new session its variables. Returns 0 or -ENOMEM. */
 int env_new(struct sess *s);
 void env_free(struct sess *s);
+/* Changes so far of the variables every new session starts with (root
+ * env/): a session made ahead with another count is out of date. */
+unsigned long env_base_gen(void);
 /* Takes the cwd from a shell's report. */
 void env_apply_pwd(struct sess *s, const struct shell_frame *f);
 /* Takes the variables from a report ('E', or 'X' with the file "env"),

@@ -89,6 +89,16 @@ void objs_del(uint64_t id)
 	}
 }
 
+void objs_set(uint64_t id, enum obj_kind kind, void *ptr)
+{
+	struct slot *s = find(id);
+
+	if (s) {
+		s->kind = kind;
+		s->ptr = ptr;
+	}
+}
+
 void *objs_get(uint64_t id, enum obj_kind kind)
 {
 	struct slot *s = find(id);

@@ -23,6 +23,9 @@ enum obj_kind {
 /* Returns a fresh id (never 0) registered for ptr. */
 uint64_t objs_add(enum obj_kind kind, void *ptr);
 void objs_del(uint64_t id);
+/* Gives id another kind and object (an object made under OBJ_NONE, that
+ * no lookup finds, becomes what it is). */
+void objs_set(uint64_t id, enum obj_kind kind, void *ptr);
 /* Returns the object of that id and kind, or NULL. */
 void *objs_get(uint64_t id, enum obj_kind kind);
 enum obj_kind objs_kind(uint64_t id);

@@ -21,6 +21,7 @@
 #include "runs.h"
 #include "sess.h"
 #include "table.h"
+#include "tmpl.h"
 #include "tty.h"
 
 /* How often a dying session looks whether its processes are gone. */
@@ -43,20 +44,30 @@ static void raise_nofile(void)
 }
 
 static void on_dying_timer(struct loop_timer *t);
+static bool sess_quiet(void);
+
+static bool try_finalize(struct sess *s);
 
 /* After a batch of child exits: the killall requests may be answered,
- * and a dying session looks again only 10 ms after the last exit, as
- * with the one timer of before, so that the clients whose requests the
- * exits answered (the close of a cmd) have closed their files when the
- * last session goes and the daemon may stop. */
+ * and a dying session whose processes are all gone is freed at once
+ * (its rmdir answered), else it looks again DYING_POLL_MS later. While
+ * the daemon shuts down it looks only 10 ms after the last exit, so that
+ * the clients whose requests the exits answered (the close of a cmd)
+ * have closed their files when the last session goes and the daemon may
+ * stop. */
 static void after_exits(void)
 {
 	int64_t at = loop_now_ms() + DYING_POLL_MS;
+	struct sess *s, *next;
 
 	killall_check();
-	for (struct sess *s = sess_first(); s; s = sess_next(s))
-		if (s->dying_timer.armed)
+	for (s = sess_first(); s; s = next) {
+		next = sess_next(s);
+		if (!s->dying_timer.armed)
+			continue;
+		if (shutting_down || !try_finalize(s))
 			loop_timer_add(&s->dying_timer, at, on_dying_timer, s);
+	}
 }
 
 int sess_init(void)
@@ -72,7 +83,7 @@ int sess_init(void)
 		contain_watchdog();
 	runs_init();
 	raise_nofile();
-	loop_set_quiet(chores_quiet);
+	loop_set_quiet(sess_quiet);
 	env_init();
 	reap_batch_hook = after_exits;
 	return reap_init();
@@ -80,6 +91,7 @@ int sess_init(void)
 
 void sess_fini(void)
 {
+	tmpl_fini();
 	kill_fini();
 	contain_teardown();
 	rtdir_fini();
@@ -100,6 +112,139 @@ static int sess_setup(struct sess *s)
 	return rc;
 }
 
+/* A session with its directory, cgroup, cwd and variables, known by id
+ * but to nobody by name (OBJ_NONE) until sess_create names it. */
+static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
+{
+	struct sess *s = calloc(1, sizeof(*s));
+
+	*rc = -ENOMEM;
+	if (!s)
+		return NULL;
+	s->id = objs_add(OBJ_NONE, s);
+	s->uid = uid;
+	s->gid = gid;
+	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
+	list_init(&s->queue);
+	list_init(&s->runs);
+	list_init(&s->procs);
+	list_init(&s->ctxs);
+	*rc = sess_setup(s);
+	if (*rc == 0)
+		return s;
+	objs_del(s->id);
+	env_free(s);
+	free(s->cwd);
+	free(s);
+	return NULL;
+}
+
+/* The next session, made ahead (sess_make_ahead): a shell takes a few
+ * milliseconds of CPU to start, and the mkdir that takes this one finds
+ * it started, or starting. One, for the owner of the last mkdir; it is
+ * what a mkdir at that moment would have made (the directory, cgroup,
+ * cwd and variables of a new session, the shell started at once). It is
+ * made while the daemon would wait anyway: once the first run of the
+ * session just made is in its shell's hands, or AHEAD_MS later (the
+ * client's next request is not held up by it). */
+#define AHEAD_MS 2
+
+static struct sess *ahead;
+static uid_t ahead_uid;
+static gid_t ahead_gid;
+static unsigned long ahead_gen; /* env_base_gen() when it was made */
+static bool ahead_wanted;
+static uint64_t ahead_after; /* the session whose first run it waits for */
+static struct loop_timer ahead_timer;
+
+/* Ends a session made ahead that nobody took, as rmdir would. */
+static void drop_ahead(void)
+{
+	struct sess *s = ahead;
+
+	ahead = NULL;
+	ahead_wanted = false;
+	loop_timer_del(&ahead_timer);
+	if (!s)
+		return;
+	table_add(s); /* finalize takes it out; its name "" is nobody's */
+	sess_delete(s, NULL, NULL);
+}
+
+static void make_ahead(void)
+{
+	struct sess *s;
+	int rc;
+
+	ahead_wanted = false;
+	loop_timer_del(&ahead_timer);
+	if (ahead || shutting_down || sess_count() + 1 >= conf.max_sessions)
+		return;
+	s = sess_alloc(ahead_uid, ahead_gid, &rc);
+	if (!s)
+		return;
+	ahead = s;
+	ahead_gen = env_base_gen();
+	rc = driver_spawn(s, true);
+	if (rc < 0) {
+		log_msg(LOG_NOTICE, "a shell made ahead did not start: %s",
+			strerror(-rc));
+		drop_ahead();
+	}
+}
+
+static void on_ahead_timer(struct loop_timer *t)
+{
+	(void)t;
+	make_ahead();
+}
+
+/* The loop's quiet time: the session made ahead once its turn has come,
+ * then the chores. */
+static bool sess_quiet(void)
+{
+	struct sess *after;
+
+	if (ahead_wanted) {
+		after = sess_get(ahead_after);
+		if (!after || after->active) {
+			make_ahead();
+			return true;
+		}
+	}
+	return chores_quiet();
+}
+
+void sess_make_ahead(const struct sess *made)
+{
+	if (ahead && (ahead_uid != made->uid || ahead_gid != made->gid))
+		drop_ahead();
+	ahead_uid = made->uid;
+	ahead_gid = made->gid;
+	if (ahead || shutting_down)
+		return;
+	ahead_wanted = true;
+	ahead_after = made->id;
+	loop_timer_add(&ahead_timer, loop_now_ms() + AHEAD_MS, on_ahead_timer,
+		       NULL);
+}
+
+/* The session made ahead, if it is uid:gid's and root env/ has not
+ * changed since (one out of date is ended). */
+static struct sess *take_ahead(uid_t uid, gid_t gid)
+{
+	struct sess *s = ahead;
+
+	if (s && ahead_gen != env_base_gen()) {
+		drop_ahead();
+		return NULL;
+	}
+	if (!s || s->uid != uid || s->gid != gid)
+		return NULL;
+	ahead = NULL;
+	return s;
+}
+
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 {
 	struct sess *s;
@@ -111,29 +256,17 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 		return -EEXIST;
 	if (sess_count() >= conf.max_sessions || shutting_down)
 		return -ENOSPC;
-	s = calloc(1, sizeof(*s));
+	s = take_ahead(uid, gid);
 	if (!s)
-		return -ENOMEM;
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->id = objs_add(OBJ_SESS, s);
-	s->uid = uid;
-	s->gid = gid;
-	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
-	s->created_wall = loop_wall_ms();
-	list_init(&s->queue);
-	list_init(&s->runs);
-	list_init(&s->procs);
-	list_init(&s->ctxs);
-	rc = sess_setup(s);
-	if (rc < 0) {
+		s = sess_alloc(uid, gid, &rc);
+	if (!s) {
 		log_msg(LOG_ERR, "session %s: cannot create: %s", name,
 			strerror(-rc));
-		objs_del(s->id);
-		env_free(s);
-		free(s->cwd);
-		free(s);
 		return rc;
 	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->created_wall = loop_wall_ms();
+	objs_set(s->id, OBJ_SESS, s);
 	table_add(s);
 	log_msg(LOG_INFO, "session %s: created", name);
 	*out = s;
@@ -247,6 +380,8 @@ void sess_shutdown(void (*cb)(void *), void *arg)
 	struct sess *s, *next;
 
 	shutting_down = true;
+	drop_ahead();
+	tmpl_stop();
 	shutdown_cb = cb;
 	shutdown_arg = arg;
 	if (sess_count() == 0) {

@@ -28,7 +28,8 @@ struct sess {
 	uint64_t id; /* object id */
 	char name[NAME_MAX_LEN + 1];
 	struct list link;
-	int dirfd; /* this session's spool directory */
+	struct sess *name_next; /* the next in its bucket of names (table.c) */
+	int dirfd;		/* this session's spool directory */
 	char dir[4096];
 	char *cwd;
 	struct envmap env;	/* exported variables, as users see them */
@@ -95,6 +96,10 @@ int sess_init(void);
 void sess_fini(void);
 /* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
+/* Makes the next session of made's owner ahead, its shell started,
+ * soon after made (just created by a mkdir) has its first run going:
+ * sess_create takes it. The one made ahead for another owner is ended. */
+void sess_make_ahead(const struct sess *made);
 struct sess *sess_find(const char *name);
 struct sess *sess_get(uint64_t id);
 /* Iteration over sessions in creation order. */

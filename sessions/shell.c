@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "conf/conf.h"
@@ -38,6 +41,7 @@
 #include "log.h"
 #include "shell.h"
 #include "strbuf.h"
+#include "vclone.h"
 
 /* The shell only loads the driver (sessions/sfsdrv/sfsdrv.c, a bash
  * loadable builtin) and hands it the session's directory: the protocol
@@ -143,65 +147,101 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 	return z3 + 1 - buf;
 }
 
+/* What the child needs, all of it made before it starts: a child of
+ * vclone_run shares the daemon's memory and may only make system calls. */
+struct spawn {
+	const char *bash;
+	char **argv;
+	const struct creds_plan *cr;
+	const struct contain *cg;
+	bool enter;		 /* forked: moves itself into cg */
+	char boot_err[PATH_MAX]; /* w->dir/SHELL_BOOT_ERR */
+	const char *cwd;
+	int ctl_r, res_w;
+};
+
 /* The shell's stderr until its driver runs: the file SHELL_BOOT_ERR,
  * which says why a shell that could not load or start its driver ended
  * (else /dev/null). Returns a descriptor above SHELL_RES_FD. */
-static int boot_stderr(const struct shell_who *w, int null)
+static int boot_stderr(const struct spawn *sp, int null)
 {
-	char path[PATH_MAX];
-	int fd;
+	int fd =
+		open(sp->boot_err, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "%s/" SHELL_BOOT_ERR, w->dir);
-	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return null;
 	return fcntl(fd, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 }
 
-/* In the child: everything that must hold before bash starts. */
-static void child(const char *bash, const char *drv, const struct shell_who *w,
-		  char **envp, const struct contain *cg, int ctl_r, int res_w)
+/* In the child: everything that must hold before bash starts. System
+ * calls only (see struct spawn); returns only to exit. */
+static int child(void *arg)
 {
-	char *argv[64] = { "bash", "--noprofile", "--norc" };
-	size_t n = 3;
+	const struct spawn *sp = arg;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), berr;
+	int ctl_r, res_w;
 
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	creds_reset_signals(SHELL_ABORT_SIG);
 	setsid();
-	if (contain_enter(cg) < 0 || null < 0)
-		_exit(126);
+	if ((sp->enter && contain_enter(sp->cg) < 0) || null < 0)
+		return 126;
 	/* Move all three above 201 first: one may sit on 0-2 or 201
 	 * already, and dup2 onto the same number would keep close-on-exec. */
-	ctl_r = fcntl(ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	res_w = fcntl(res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	ctl_r = fcntl(sp->ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	res_w = fcntl(sp->res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	null = fcntl(null, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
-	berr = boot_stderr(w, null);
+	berr = boot_stderr(sp, null);
 	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
 	    dup2(null, 1) < 0 || dup2(berr, 2) < 0 ||
 	    dup2(res_w, SHELL_RES_FD) < 0)
-		_exit(126);
+		return 126;
 	/* Nothing else of the daemon's (/dev/fuse above all, or of whatever
 	 * started it) may reach the shell and its commands. */
 	close_range(3, SHELL_RES_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
-	envp = creds_envp(envp, w->uid);
-	if (creds_become(w->uid, w->gid) < 0)
-		_exit(126);
+	if (creds_apply(sp->cr) < 0)
+		return 126;
 	/* after the change of uid, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (chdir(sp->cwd) < 0 && chdir("/") < 0)
+		return 126;
+	execve(sp->bash, sp->argv, sp->cr->envp);
+	return 127;
+}
+
+/* bash's arguments: its options, then the boot script and its $1, $2. */
+static void make_argv(char **argv, const char *drv, const char *dir)
+{
+	size_t n = 0;
+
+	argv[n++] = "bash";
+	argv[n++] = "--noprofile";
+	argv[n++] = "--norc";
 	for (char **a = conf.shell_args; a && *a && n < 58; a++)
 		argv[n++] = *a;
 	argv[n++] = "-c";
 	argv[n++] = (char *)boot;
 	argv[n++] = "bash";
 	argv[n++] = (char *)drv;
-	argv[n++] = (char *)w->dir;
+	argv[n++] = (char *)dir;
 	argv[n] = NULL;
-	if (chdir(w->cwd) < 0 && chdir("/") < 0)
-		_exit(126);
-	execve(bash, argv, envp);
-	_exit(127);
+}
+
+/* Starts the child: without a copy of the daemon's memory where it can
+ * (vclone.h), else forked (an older kernel, another architecture).
+ * Returns its pid or -errno. */
+static pid_t start_child(struct spawn *sp)
+{
+	pid_t pid = vclone_run(sp->cg->dfd, child, sp);
+
+	if (pid >= 0)
+		return pid;
+	sp->enter = true;
+	pid = contain_fork(sp->cg);
+	if (pid == 0)
+		_exit(child(sp));
+	return pid < 0 ? -errno : pid;
 }
 
 /* The files the driver leaves at exit, and the shell's stderr until the
@@ -230,11 +270,17 @@ static int make_exit_files(const struct shell_who *w)
 	return rc;
 }
 
-pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
-		  const struct contain *cg, int *ctl, int *res)
+/* Starts bash with the driver and its argument arg (the session's
+ * directory, or DRV's template argument) on ctl_r and res_w. Returns its
+ * pid or -errno. */
+static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
+		      const struct contain *cg, int ctl_r, int res_w,
+		      const char *arg)
 {
 	const char *drv = driver();
-	int cp[2], rp[2];
+	struct creds_plan cr;
+	struct spawn sp = { .bash = bash, .cr = &cr, .cg = cg, .cwd = w->cwd };
+	char *argv[64];
 	pid_t pid;
 
 	if (!drv)
@@ -242,20 +288,38 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 	pid = make_exit_files(w);
 	if (pid < 0)
 		return pid;
+	pid = creds_plan(&cr, w->uid, w->gid, envp);
+	if (pid < 0)
+		return pid;
+	make_argv(argv, drv, arg);
+	sp.argv = argv;
+	snprintf(sp.boot_err, sizeof(sp.boot_err), "%s/" SHELL_BOOT_ERR,
+		 w->dir);
+	sp.ctl_r = ctl_r;
+	sp.res_w = res_w;
+	pid = start_child(&sp);
+	creds_plan_free(&cr);
+	return pid;
+}
+
+/* The control and result pipes: cp[0] and rp[1] are the shell's. */
+static int make_pipes(int cp[2], int rp[2])
+{
 	if (pipe2(cp, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		close(cp[0]);
-		close(cp[1]);
-		return -errno;
-	}
-	pid = contain_fork(cg);
-	if (pid == 0)
-		child(bash, drv, w, envp, cg, cp[0], rp[1]);
+	if (pipe2(rp, O_CLOEXEC) == 0)
+		return 0;
+	close(cp[0]);
+	close(cp[1]);
+	return -errno;
+}
+
+/* Keeps the daemon's ends of the pipes once the shell has its own. */
+static pid_t keep_ends(pid_t pid, int cp[2], int rp[2], int *ctl, int *res)
+{
 	close(cp[0]);
 	close(rp[1]);
 	if (pid < 0) {
-		pid = -errno;
 		close(cp[1]);
 		close(rp[0]);
 		return pid;
@@ -264,6 +328,97 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 	*ctl = cp[1];
 	*res = rp[0];
 	return pid;
+}
+
+pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
+		  const struct contain *cg, int *ctl, int *res)
+{
+	int cp[2], rp[2];
+	pid_t pid = make_pipes(cp, rp);
+
+	if (pid < 0)
+		return pid;
+	pid = spawn_on(bash, w, envp, cg, cp[0], rp[1], w->dir);
+	return keep_ends(pid, cp, rp, ctl, res);
+}
+
+pid_t shell_spawn_template(const char *bash, const struct shell_who *w,
+			   char **envp, const struct contain *cg, int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = spawn_on(bash, w, envp, cg, sv[1], sv[1], SHELL_TEMPLATE_ARG);
+	close(sv[1]);
+	if (pid < 0)
+		close(sv[0]);
+	else
+		*sock = sv[0];
+	return pid;
+}
+
+/* Sends the template the request for w's shell (sfsdrv/tmpl.c). */
+static int send_request(int sock, const struct shell_who *w,
+			const struct contain *cg, int ctl_r, int res_w)
+{
+	int fds[3] = { cg->dfd, ctl_r, res_w };
+	char ctl[CMSG_SPACE(sizeof(fds))] = { 0 };
+	struct iovec iov = { (void *)w->dir, strlen(w->dir) };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* The template's answer, within SHELL_TEMPLATE_MS: the pid of a child of
+ * the daemon's (checked: nothing else may be taken for the shell). */
+static pid_t take_answer(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	char buf[32];
+	siginfo_t si = { 0 };
+	ssize_t n;
+	long pid;
+
+	if (poll(&p, 1, SHELL_TEMPLATE_MS) <= 0)
+		return -ETIMEDOUT;
+	n = recv(sock, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (n <= 0)
+		return -EPIPE;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	if (pid < 0)
+		return pid < -4095 ? -EINVAL : (pid_t)pid;
+	if (pid == 0 || waitid(P_PID, (id_t)pid, &si,
+			       WEXITED | WSTOPPED | WNOHANG | WNOWAIT) < 0)
+		return -ECHILD;
+	return (pid_t)pid;
+}
+
+pid_t shell_fork_from(int sock, const struct shell_who *w,
+		      const struct contain *cg, int *ctl, int *res)
+{
+	int cp[2], rp[2];
+	pid_t pid = make_exit_files(w);
+
+	if (pid < 0)
+		return pid;
+	pid = make_pipes(cp, rp);
+	if (pid < 0)
+		return pid;
+	pid = send_request(sock, w, cg, cp[0], rp[1]);
+	if (pid == 0)
+		pid = take_answer(sock);
+	return keep_ends(pid, cp, rp, ctl, res);
 }
 
 int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,

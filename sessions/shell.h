@@ -77,6 +77,22 @@ struct shell_who {
 pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		  const struct contain *cg, int *ctl, int *res);
 
+/* The argument of the driver that makes it a template (sfsdrv's
+ * DRV_TEMPLATE_ARG), and how long a fork from it may take. */
+#define SHELL_TEMPLATE_ARG "--template"
+#define SHELL_TEMPLATE_MS  2000
+/* Starts a template shell (sessions/tmpl.c) as w->uid in w->cwd with
+ * envp, in cg, talking through the socket *sock. Returns its pid or
+ * -errno. */
+pid_t shell_spawn_template(const char *bash, const struct shell_who *w,
+			   char **envp, const struct contain *cg, int *sock);
+/* Has the template on sock fork w's shell into cg, as shell_spawn would
+ * start it (the template's environment and cwd, its owner). Returns the
+ * pid, a child of the daemon's, or -errno (the template is then of no
+ * more use). */
+pid_t shell_fork_from(int sock, const struct shell_who *w,
+		      const struct contain *cg, int *ctl, int *res);
+
 /* Writes the prelude file: variables to set and unset, and a cwd (or
  * NULL), as NUL-separated records read by the shell with `read -d ''`. */
 int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,

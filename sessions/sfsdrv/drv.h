@@ -35,6 +35,13 @@ void drv_buf_str(struct drv_buf *b, const char *s);
 /* The file DIR/name, NUL-terminated, or NULL. */
 char *drv_slurp(const char *name, size_t *len);
 
+/* The template's loop (tmpl.c): forks a session's shell per request.
+ * Returns 0 in such a shell, with its directory in dir; -1 in the
+ * template when the daemon is done with it. */
+int drv_template(char *dir, size_t cap);
+/* The argument that makes sfs_driver a template. */
+#define DRV_TEMPLATE_ARG "--template"
+
 /* Sends a run's frames, with its key (or none: ""), on the result pipe.
  * Returns 0 or -1. */
 int drv_report(int status, const char *key);

@@ -328,12 +328,10 @@ static int run_one(const char *id, const char *gen, char flag)
 
 /* ---- the builtin ---- */
 
-static int setup(const char *dir)
+/* What every shell of the driver sets up once (a template's children
+ * inherit it). */
+static void setup_shell(void)
 {
-	if (strlen(dir) >= sizeof(drv.dir))
-		return -1;
-	strcpy(drv.dir, dir);
-	drv.pid = getpid();
 	/* Other processes of the owner's (the commands' children) may not
 	 * open this shell's /proc files, and so not the holder's pipes.
 	 * Root's pass that check anyway. */
@@ -346,6 +344,15 @@ static int setup(const char *dir)
 	arm_abort();
 	remember_args(NULL, 1); /* $1 and $2 were the module and DIR */
 	shopt_setopt("expand_aliases", 1);
+}
+
+/* What is the session's: its directory, the protocol's descriptors. */
+static int setup_session(const char *dir)
+{
+	if (strlen(dir) >= sizeof(drv.dir))
+		return -1;
+	strcpy(drv.dir, dir);
+	drv.pid = getpid();
 	if (drv_fds_init() < 0)
 		return -1;
 	drv.running = true;
@@ -353,9 +360,24 @@ static int setup(const char *dir)
 	return 0;
 }
 
+/* Sets up the driver for the session in DIR, or, for DRV_TEMPLATE_ARG,
+ * runs the template: returns 1 when it is done with, 0 in a shell forked
+ * from it (its session's directory in dir), -1 on an error. */
+static int setup(const char *arg, char *dir, size_t cap)
+{
+	bool tmpl = strcmp(arg, DRV_TEMPLATE_ARG) == 0;
+
+	setup_shell();
+	if (tmpl && drv_template(dir, cap) < 0)
+		return 1;
+	if (!tmpl)
+		snprintf(dir, cap, "%s", arg);
+	return setup_session(dir);
+}
+
 static int sfs_driver_builtin(WORD_LIST *list)
 {
-	char line[256], id[32], gen[32], flag, key[32];
+	char line[256], id[32], gen[32], flag, key[32], dir[PATH_MAX];
 	unsigned long long spin = 0;
 	int n;
 
@@ -363,7 +385,10 @@ static int sfs_driver_builtin(WORD_LIST *list)
 		builtin_error("only the session's driver may run this");
 		return EX_USAGE;
 	}
-	if (setup(list->word->word) < 0) {
+	n = setup(list->word->word, dir, sizeof(dir));
+	if (n > 0)
+		return EXECUTION_SUCCESS; /* a template the daemon left */
+	if (n < 0) {
 		builtin_error("cannot set up the driver: %s", strerror(errno));
 		return EXECUTION_FAILURE;
 	}
