@@ -166,9 +166,11 @@ static void on_more(struct loop_timer *m)
 static void on_settle(struct loop_timer *s)
 {
 	struct tty *t = s->arg;
+	int64_t at = t->last_out_ms + TTY_SETTLE_MS;
 
-	if (!term_settle(t->term, now_us() + DRAIN_US))
-		loop_timer_add(s, loop_now_ms(), on_settle, t);
+	if (at > loop_now_ms() || !term_settle(t->term, now_us() + DRAIN_US))
+		loop_timer_add(s, at > loop_now_ms() ? at : loop_now_ms(),
+			       on_settle, t);
 }
 
 static void drain(struct tty *t, bool all)
@@ -193,8 +195,8 @@ static void drain(struct tty *t, bool all)
 	}
 	if (t->pend.len > 0)
 		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
-	if (!term_settled(t->term)) /* not while it prints */
-		loop_timer_add(&t->settle, loop_now_ms() + TTY_SETTLE_MS,
+	if (!term_settled(t->term) && !t->settle.armed) /* once paused */
+		loop_timer_add(&t->settle, t->last_out_ms + TTY_SETTLE_MS,
 			       on_settle, t);
 	/* also when the emulator answered while its input was pending (an
 	 * answer to ESC[6n is written from inside the feed) */

@@ -9,6 +9,7 @@
  * RIS that resets both (DECSTR, CSI ! p, never reaches libvterm 0.1.4's
  * handler: '!' is not an intermediate it accepts).
  */
+#include <stdint.h>
 #include <string.h>
 #include "vtskip.h"
 
@@ -31,15 +32,35 @@ bool vtskip_margins(const struct vtskip *s)
 	return s->tb_margins || s->lr_margins;
 }
 
+/* Whether none of the 8 bytes at p is below 0x20 or 0x7f (a word at a
+ * time: text is most of what a terminal gets). */
+static bool all_text(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+	uint64_t w, del;
+
+	memcpy(&w, p, 8);
+	del = w ^ (ones * 0x7f);
+	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & high) == 0;
+}
+
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
 	size_t i = 0;
 
 	if (s->state != VTSKIP_GROUND || vtskip_margins(s))
 		return 0;
-	while (i < n && vtskip_is_plain((unsigned char)p[i]))
-		i++;
-	return i;
+	while (i < n) {
+		size_t end;
+
+		while (i + 8 <= n && all_text(p + i))
+			i += 8;
+		/* the word with a control in it (\r\n mostly), or the end */
+		for (end = i + 8 < n ? i + 8 : n; i < end; i++)
+			if (!vtskip_is_plain((unsigned char)p[i]))
+				return i;
+	}
+	return n;
 }
 
 /* DECSTBM, as libvterm 0.1.4's state.c sets scrollregion_top/bottom:

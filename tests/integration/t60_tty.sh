@@ -496,6 +496,32 @@ check "C-c ends the flood" sfs_write "$T/keys" 'C-c'
 type_line 'echo "after""-flood"'
 assert_expect "the terminal is at its prompt again" '^after-flood$' 15000
 
+# 21b. plain text that scrolls past the scrolled-off lines is skipped, the
+# screen kept exact: the last numbers on the screen, the one above its
+# first row last in scrollback; an expect that waits during a flood; an
+# answer to a cursor query after a long burst, in order
+type_line 'seq 1 200000; echo "se""q-done"'
+assert_expect "seq 1 200000: its end is on the screen" '^seq-done$' 30000
+seq_ok() {
+	python3 - "$T" <<'EOF2'
+import sys
+t = sys.argv[1]
+rows = open(t + "/screen").read().split("\n")[:-1]
+sb = [l for l in open(t + "/scrollback").read().split("\n") if l]
+end = rows.index("seq-done")
+first = 200000 - (end - 1)
+want = [str(n) for n in range(first, 200001)]
+ok = rows[:end] == want and sb[-2:] == [str(first - 2), str(first - 1)]
+sys.exit(0 if ok else "screen %r, scrollback ends %r" % (rows[:3], sb[-2:]))
+EOF2
+}
+assert_true "seq 1 200000: screen and scrollback are the numbers they must be" \
+	"$(seq_ok 2>&1)" seq_ok
+type_line 'seq 1 300000; echo "flo""od-mark"'
+assert_expect "expect waiting during a flood finds the line after it" '^flood-mark$' 30000
+type_line 'clear; seq 1 100000; printf "\e[6n"; read -rs -d R ans; echo "ans-${ans#*[}"'
+assert_expect "a cursor query after a long burst: the bottom row" 'ans-24;1$' 30000
+
 # 22. every descriptor of the slave closed for a moment: the terminal is
 # watched again when the shell opens /dev/tty, and what was typed
 # meanwhile is kept

@@ -48,6 +48,20 @@ START_TEST(plain_bytes)
 	ck_assert_uint_eq(vtskip_scan(&v, "1mx", 3, true), 2);
 	ck_assert_uint_eq(vtskip_plain(&v, "x", 1), 1);
 	ck_assert_uint_eq(vtskip_scan(&v, "\a\bxy", 4, true), 2);
+	/* a word at a time, then byte by byte */
+	for (size_t at = 0; at < 40; at++) {
+		static const char bad[] = "\033\a\b\x7f\x0e\x01";
+		char buf[40];
+
+		for (size_t k = 0; k < sizeof(bad) - 1; k++) {
+			memset(buf, 'x', sizeof(buf));
+			memcpy(buf + 10, "\r\n\t\xc3\xa9\xff", 6);
+			buf[at] = bad[k];
+			ck_assert_uint_eq(vtskip_plain(&v, buf, sizeof(buf)),
+					  at);
+			ck_assert_uint_eq(vtskip_plain(&v, buf, at), at);
+		}
+	}
 }
 END_TEST
 
