@@ -24,6 +24,9 @@
 
 /* what is held at most; past it, held text is fed */
 #define HOLD_MAX (4u << 20)
+/* what feeding all that is held may move at most, lines times area
+ * (some 5 ns a cell: 80 ms); a larger screen holds nothing */
+#define HOLD_CELLS (1u << 24)
 /* the most of held text fed at once */
 #define PIECE_MAX (64u << 10)
 
@@ -232,7 +235,8 @@ static size_t count_nl(const char *p, size_t n)
 }
 
 /* Drops the front of the held text that can never be seen (vtskip_cut)
- * once it holds twice the newlines a cut needs after it; what is left is
+ * once it holds a quarter more newlines than a cut needs after it (K);
+ * what is left is
  * fed after a "\r" (the column where the dropped "\r\n" left the
  * cursor), in the place of the cut's '\n'. */
 static void cut(struct term *t)
@@ -240,7 +244,7 @@ static void cut(struct term *t)
 	size_t k = 2 * (size_t)t->rows + t->sb_max + 2, at;
 	char *p = t->held + t->held_off;
 
-	if (t->held_nl <= 2 * k || t->held_nl < t->next_cut)
+	if (t->held_nl <= k + k / 4 || t->held_nl < t->next_cut)
 		return;
 	at = vtskip_cut(p, t->held_len, t->rows, t->sb_max);
 	if (at < 2) {
@@ -306,13 +310,23 @@ static void feed_held(struct term *t)
 		t->held_off = 0;
 }
 
+/* Whether plain text may be held: on, and its most (some K + K/4 lines
+ * of K = 2 rows + sb_max + 2, see cut) is cheap enough to feed at once. */
+static bool may_hold(const struct term *t)
+{
+	size_t k = 2 * (size_t)t->rows + t->sb_max + 2;
+
+	return t->skip && (k + k / 4 + 1) * (size_t)t->cols * (size_t)t->rows <=
+				  HOLD_CELLS;
+}
+
 size_t term_take(struct term *t, const char *buf, size_t len)
 {
 	size_t i = 0, n;
 
 	t->version = ++versions;
 	while (i < len) {
-		n = t->skip ? vtskip_plain(&t->scan, buf + i, len - i) : 0;
+		n = may_hold(t) ? vtskip_plain(&t->scan, buf + i, len - i) : 0;
 		if (n > 0 && t->held_len < HOLD_MAX && hold(t, buf + i, n)) {
 			i += n;
 			continue;
@@ -321,7 +335,8 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			feed_held(t); /* first, and as much as a piece */
 			return i;
 		}
-		n = vtskip_scan(&t->scan, buf + i, len - i, n == 0 && t->skip);
+		n = vtskip_scan(&t->scan, buf + i, len - i,
+				n == 0 && may_hold(t));
 		vterm_input_write(t->vt, buf + i, n);
 		i += n;
 	}

@@ -32,7 +32,7 @@ enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
 #define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
-#define TTY_SETTLE_MS	    2	/* the output's pause before held text is fed */
+#define TTY_SETTLE_MS	    10	/* the output's pause before held text is fed */
 
 struct tty {
 	struct sess *s;

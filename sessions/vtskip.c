@@ -225,15 +225,20 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 {
 	size_t i = 0;
 
-	if (!stop) {
-		for (; i < n; i++)
-			step(s, (unsigned char)p[i]);
-		return n;
-	}
-	do
+	while (i < n) {
+		/* in the ground state only ESC changes the state */
+		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
+			const char *esc = memchr(p + i, 0x1b, n - i);
+
+			if (!esc)
+				return n;
+			i = (size_t)(esc - p);
+		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
+			return i;
+		}
 		step(s, (unsigned char)p[i++]);
-	while (i < n && vtskip_plain(s, p + i, 1) == 0);
-	return i;
+	}
+	return n;
 }
 
 static bool printable(unsigned char c)
