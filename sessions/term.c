@@ -22,13 +22,14 @@
 #include "term.h"
 #include "vtskip.h"
 
-/* what is held at most; past it, held text is fed */
-#define HOLD_MAX (4u << 20)
+/* what is held at most (some 60 ms of libvterm); past it, held text is
+ * fed as more comes */
+#define HOLD_MAX (1u << 20)
 /* what feeding all that is held may move at most, lines times area
  * (some 5 ns a cell: 80 ms); a larger screen holds nothing */
 #define HOLD_CELLS (1u << 24)
-/* the most of held text fed at once */
-#define PIECE_MAX (64u << 10)
+/* the most of held text fed at once, as much as one read of the PTY */
+#define PIECE_MAX 4096u
 
 struct term {
 	VTerm *vt;

@@ -500,7 +500,13 @@ assert_expect "the terminal is at its prompt again" '^after-flood$' 15000
 # screen kept exact: the last numbers on the screen, the one above its
 # first row last in scrollback; an expect that waits during a flood; an
 # answer to a cursor query after a long burst, in order
+# printed_at_least N: the terminal's output has grown by N bytes since
+# OUT0 (no read of expect waits meanwhile: a waiter gets every line fed)
+printed_at_least() { [ "$(status_val output_bytes)" -ge $((OUT0 + $1)) ]; }
+SEQ_BYTES=$(($(seq 1 200000 | wc -c) + 200000)) # onlcr: \r\n
+OUT0=$(status_val output_bytes)
 type_line 'seq 1 200000; echo "se""q-done"'
+sfs_until 30 printed_at_least "$SEQ_BYTES"
 assert_expect "seq 1 200000: its end is on the screen" '^seq-done$' 30000
 seq_ok() {
 	python3 - "$T" <<'EOF2'
@@ -519,7 +525,9 @@ assert_true "seq 1 200000: screen and scrollback are the numbers they must be" \
 	"$(seq_ok 2>&1)" seq_ok
 type_line 'seq 1 300000; echo "flo""od-mark"'
 assert_expect "expect waiting during a flood finds the line after it" '^flood-mark$' 30000
+OUT0=$(status_val output_bytes)
 type_line 'clear; seq 1 100000; printf "\e[6n"; read -rs -d R ans; echo "ans-${ans#*[}"'
+sfs_until 30 printed_at_least $(($(seq 1 100000 | wc -c) + 100000))
 assert_expect "a cursor query after a long burst: the bottom row" 'ans-24;1$' 30000
 
 # 22. every descriptor of the slave closed for a moment: the terminal is

@@ -355,15 +355,14 @@ static bool *cut_points(const char *s, size_t n, bool anywhere)
  * few bytes, which cut sequences and, when whole, characters), fed with
  * skipping; without it in the same chunks, or (whole) in one write.
  * Compared at a few random points and at the end. The bytes dropped. */
-static uint64_t differ(unsigned seed, int cols, int rows, size_t sb_max,
-		       bool whole)
+static uint64_t differ_stream(struct rng r, int cols, int rows, size_t sb_max,
+			      bool whole, char *s, size_t n)
 {
-	struct rng r = { seed };
+	unsigned seed = r.s;
 	struct strbuf oa = { 0 }, ob = { 0 };
 	struct term *a = term_new(cols, rows, sb_max, out, &oa);
 	struct term *b = term_new(cols, rows, sb_max, out, &ob);
-	size_t n, i = 0;
-	char *s = random_stream(&r, cols, rows, sb_max, whole, &n);
+	size_t i = 0;
 	bool *ok = cut_points(s, n, whole);
 	uint64_t skipped;
 
@@ -397,6 +396,16 @@ static uint64_t differ(unsigned seed, int cols, int rows, size_t sb_max,
 	return skipped;
 }
 
+static uint64_t differ(unsigned seed, int cols, int rows, size_t sb_max,
+		       bool whole)
+{
+	struct rng r = { seed };
+	size_t n;
+	char *s = random_stream(&r, cols, rows, sb_max, whole, &n);
+
+	return differ_stream(r, cols, rows, sb_max, whole, s, n);
+}
+
 START_TEST(differential)
 {
 	uint64_t skipped = 0;
@@ -425,6 +434,28 @@ START_TEST(differential_sizes)
 }
 END_TEST
 
+/* A line of more than what is held at most (1 MiB), then lines: held
+ * text fed in pieces, none cut inside a character. */
+START_TEST(long_line)
+{
+	for (unsigned seed = 1; seed <= 2; seed++) {
+		struct rng r = { seed };
+		struct strbuf b = { 0 };
+		size_t n;
+		char *s;
+
+		while (b.len < (1300u << 10))
+			sb_add(&b,
+			       rnd(&r, 5) ? "ab \xe4\xb8\xad" : "\xc3\xa9\t",
+			       6);
+		for (int i = 0; i < 3000; i++)
+			random_line(&r, &b, 80);
+		s = sb_take(&b, &n);
+		differ_stream(r, 80, 24, 100, seed == 2, s, n);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("vtskip");
@@ -437,6 +468,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cuts);
 	tcase_add_test(tc, differential);
 	tcase_add_test(tc, differential_sizes);
+	tcase_add_test(tc, long_line);
 	suite_add_tcase(s, tc);
 	return s;
 }
