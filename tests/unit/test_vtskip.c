@@ -444,10 +444,12 @@ START_TEST(long_line)
 		size_t n;
 		char *s;
 
-		while (b.len < (1300u << 10))
-			sb_add(&b,
-			       rnd(&r, 5) ? "ab \xe4\xb8\xad" : "\xc3\xa9\t",
-			       6);
+		while (b.len < (1300u << 10)) {
+			const char *bit =
+				rnd(&r, 5) ? "ab \xe4\xb8\xad" : "\xc3\xa9\t";
+
+			sb_add(&b, bit, strlen(bit));
+		}
 		for (int i = 0; i < 3000; i++)
 			random_line(&r, &b, 80);
 		s = sb_take(&b, &n);
