@@ -237,9 +237,8 @@ static size_t count_nl(const char *p, size_t n)
 
 /* Drops the front of the held text that can never be seen (vtskip_cut)
  * once it holds a quarter more newlines than a cut needs after it (K);
- * what is left is
- * fed after a "\r" (the column where the dropped "\r\n" left the
- * cursor), in the place of the cut's '\n'. */
+ * what is left is fed after a "\r" (the column where the dropped "\r\n"
+ * left the cursor), in the place of the cut's '\n'. */
 static void cut(struct term *t)
 {
 	size_t k = 2 * (size_t)t->rows + t->sb_max + 2, at;
