@@ -335,6 +335,10 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			feed_held(t); /* first, and as much as a piece */
 			return i;
 		}
+		if (vtskip_unsafe(&t->scan, (unsigned char)buf[i])) {
+			i++; /* dropped: libvterm would crash */
+			continue;
+		}
 		n = vtskip_scan(&t->scan, buf + i, len - i,
 				n == 0 && may_hold(t));
 		vterm_input_write(t->vt, buf + i, n);

@@ -14,7 +14,7 @@
 #include "vtskip.h"
 
 #define ARG_BIG	 100000L /* larger: not checked exactly, margins assumed */
-#define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX: past it, unsure */
+#define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX */
 
 void vtskip_init(struct vtskip *s, int rows)
 {
@@ -69,7 +69,7 @@ static void decstbm(struct vtskip *s)
 {
 	long top = s->arg[0] < 0 ? 1 : s->arg[0], bottom;
 
-	if (s->big || s->argc > ARGS_MAX) {
+	if (s->big) {
 		s->tb_margins = true;
 		return;
 	}
@@ -90,8 +90,6 @@ static void decstbm(struct vtskip *s)
  * sequence or none). */
 static void csi(struct vtskip *s, unsigned char c)
 {
-	if (s->argc > ARGS_MAX)
-		s->tb_margins = true; /* libvterm 0.1.4 overruns its args */
 	if (!s->leader && !s->intermed && c == 'r')
 		decstbm(s);
 	else if (s->qmark && !s->intermed && (c == 'h' || c == 'l') &&
@@ -116,8 +114,7 @@ static bool csi_arg(struct vtskip *s, unsigned char c)
 	}
 	if (c != ':' && c != ';')
 		return false;
-	if (s->argc <= ARGS_MAX)
-		s->argc++;
+	s->argc++;
 	return true;
 }
 
@@ -168,8 +165,7 @@ static void csi_byte(struct vtskip *s, unsigned char c)
 	if (s->state == VTSKIP_CSI_ARGS) {
 		if (csi_arg(s, c))
 			return;
-		if (s->argc <= ARGS_MAX)
-			s->argc++;
+		s->argc++;
 		s->state = VTSKIP_CSI_INTERMED;
 	}
 	if (c >= 0x20 && c <= 0x2f)
@@ -221,11 +217,19 @@ static void step(struct vtskip *s, unsigned char c)
 	}
 }
 
+bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
+{
+	return s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
+	       s->argc >= ARGS_MAX - 1;
+}
+
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 {
 	size_t i = 0;
 
 	while (i < n) {
+		if (vtskip_unsafe(s, (unsigned char)p[i]))
+			return i;
 		/* in the ground state only ESC changes the state */
 		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
 			const char *esc = memchr(p + i, 0x1b, n - i);

@@ -48,9 +48,13 @@ static inline bool vtskip_is_plain(unsigned char c)
 /* The length of p's longest prefix that is plain text in the ground
  * state with no margins (it changes no state of the scanner's). */
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
+/* Whether c must not reach libvterm 0.1.4: a 16th separator of a CSI's
+ * arguments, which it would write past their array (and crash); what
+ * follows it is taken as if it had not come. */
+bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
 /* Takes the bytes of p, in order, and returns how many: all n, or (when
  * stop) the first byte and those after it up to the first that
- * vtskip_plain would take. */
+ * vtskip_plain would take; never an unsafe byte (it stops before). */
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop);
 /*
  * Where the plain text p (n bytes, written in the ground state with no

@@ -529,6 +529,10 @@ OUT0=$(status_val output_bytes)
 type_line 'clear; seq 1 100000; printf "\e[6n"; read -rs -d R ans; echo "ans-${ans#*[}"'
 sfs_until 30 printed_at_least $(($(seq 1 100000 | wc -c) + 100000))
 assert_expect "a cursor query after a long burst: the bottom row" 'ans-24;1$' 30000
+# a CSI of 40 arguments (libvterm 0.1.4 would write past its 16 and
+# crash the daemon): the terminal lives on
+type_line 'printf "\e[%s1m" $(printf "1;%.0s" {1..40}); echo "many""-args"; tput sgr0'
+assert_expect "a CSI of 40 arguments leaves the terminal alive" '^many-args$'
 
 # 22. every descriptor of the slave closed for a moment: the terminal is
 # watched again when the shell opens /dev/tty, and what was typed
