@@ -48,6 +48,7 @@ struct term {
 	char *held; /* plain text not fed yet: held_len from held_off */
 	size_t held_off, held_len, held_cap;
 	size_t held_nl;	 /* its newlines */
+	size_t held_run; /* its last bytes after a control (\r, \n, \t) */
 	size_t next_cut; /* the newlines before the next look for a cut */
 	uint64_t skipped;
 };
@@ -282,30 +283,47 @@ static bool hold(struct term *t, const char *buf, size_t n)
 	memcpy(t->held + t->held_off + t->held_len, buf, n);
 	t->held_len = need;
 	t->held_nl += count_nl(buf, n);
+	for (p = (char *)buf + n; p > buf && (unsigned char)p[-1] >= 0x20;)
+		p--;
+	t->held_run = p > buf ? (size_t)(buf + n - p) : t->held_run + n;
 	cut(t);
 	return true;
 }
 
-/* Feeds the front of the held text: term_piece lines, PIECE_MAX bytes at
- * most (it holds no escape, whose cut libvterm might not take). */
-static void feed_held(struct term *t)
+/* What of the held text may be fed: all, or (not all) up to its last
+ * control. libvterm 0.1.4 decodes a run of text with one of two UTF-8
+ * decoders, picked by the run's first byte in the write, and what a cut
+ * character began stays in that one: its screen may change with where
+ * writes cut a run of text (that a read of the screen cuts, as a read of
+ * the PTY does), never with a cut after a control. */
+static size_t feedable(const struct term *t, bool all)
 {
-	const char *p = t->held + t->held_off, *end = p + t->held_len, *q = p;
+	return all ? t->held_len : t->held_len - t->held_run;
+}
+
+/* Feeds the front of the held text: term_piece lines, PIECE_MAX bytes at
+ * most (it holds no escape, whose cut libvterm might not take), up to
+ * feedable. */
+static void feed_held(struct term *t, bool all)
+{
+	const char *p = t->held + t->held_off, *end = p + feedable(t, all),
+		   *q = p;
 	size_t n;
 
 	for (size_t i = term_piece(t); i > 0 && q && q < end; i--) {
 		q = memchr(q, '\n', (size_t)(end - q));
 		q = q ? q + 1 : NULL;
 	}
-	n = q ? (size_t)(q - p) : t->held_len;
+	n = q ? (size_t)(q - p) : (size_t)(end - p);
 	/* not inside a character: libvterm 0.1.4 would lose it */
 	for (n = n > PIECE_MAX ? PIECE_MAX : n;
-	     n < t->held_len && n > PIECE_MAX - 4 && (p[n] & 0xc0) == 0x80;)
+	     n < t->held_len && n > PIECE_MAX - 6 && (p[n] & 0xc0) == 0x80;)
 		n--;
 	vterm_input_write(t->vt, p, n);
 	t->held_nl -= count_nl(p, n);
 	t->held_off += n;
 	t->held_len -= n;
+	t->held_run = t->held_run < t->held_len ? t->held_run : t->held_len;
 	if (t->held_len == 0)
 		t->held_off = 0;
 }
@@ -320,6 +338,26 @@ static bool may_hold(const struct term *t)
 				  HOLD_CELLS;
 }
 
+/* Writes p (n bytes) to libvterm in one write with what is held before
+ * it (a run of text after a control, at most), as one write of both. */
+static void write_after_held(struct term *t, const char *p, size_t n)
+{
+	char *both = t->held_len ? malloc(t->held_len + n) : NULL;
+
+	if (both) {
+		memcpy(both, t->held + t->held_off, t->held_len);
+		memcpy(both + t->held_len, p, n);
+		vterm_input_write(t->vt, both, t->held_len + n);
+		free(both);
+	} else {
+		if (t->held_len) /* ENOMEM: the character may be lost */
+			vterm_input_write(t->vt, t->held + t->held_off,
+					  t->held_len);
+		vterm_input_write(t->vt, p, n);
+	}
+	t->held_off = t->held_len = t->held_nl = t->held_run = 0;
+}
+
 size_t term_take(struct term *t, const char *buf, size_t len)
 {
 	size_t i = 0, n;
@@ -331,8 +369,8 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			i += n;
 			continue;
 		}
-		if (t->held_len > 0) {
-			feed_held(t); /* first, and as much as a piece */
+		if (feedable(t, false) > 0) {
+			feed_held(t, false); /* first, as much as a piece */
 			return i;
 		}
 		if (vtskip_unsafe(&t->scan, (unsigned char)buf[i])) {
@@ -341,7 +379,7 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 		}
 		n = vtskip_scan(&t->scan, buf + i, len - i,
 				n == 0 && may_hold(t));
-		vterm_input_write(t->vt, buf + i, n);
+		write_after_held(t, buf + i, n);
 		i += n;
 	}
 	return len;
@@ -355,21 +393,21 @@ void term_feed(struct term *t, const char *buf, size_t len)
 
 bool term_settle(struct term *t, int64_t until_us)
 {
-	while (t->held_len > 0 && now_us() < until_us)
-		feed_held(t);
-	return t->held_len == 0;
+	while (feedable(t, true) > 0 && now_us() < until_us)
+		feed_held(t, true);
+	return feedable(t, true) == 0;
 }
 
 bool term_settled(const struct term *t)
 {
-	return t->held_len == 0;
+	return feedable(t, true) == 0;
 }
 
 /* Before a read of the screen or a change of it: all, at once. */
 static void settle(struct term *t)
 {
-	while (t->held_len > 0)
-		feed_held(t);
+	while (feedable(t, true) > 0)
+		feed_held(t, true);
 }
 
 void term_skip(struct term *t, bool on)

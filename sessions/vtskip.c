@@ -29,7 +29,7 @@ void vtskip_rows(struct vtskip *s, int rows)
 
 bool vtskip_margins(const struct vtskip *s)
 {
-	return s->tb_margins || s->lr_margins;
+	return s->tb_margins || s->lr_margins || s->shift;
 }
 
 /* Whether none of the 8 bytes at p is below 0x20 or 0x7f (a word at a
@@ -143,9 +143,11 @@ static void escape(struct vtskip *s, unsigned char c)
 		s->esc_intermed = true;
 		return;
 	}
+	if ((c == 'N' || c == 'O') && !s->esc_intermed)
+		s->shift = true; /* SS2, SS3 */
 	if (c >= 0x30 && c < 0x7f) {
-		if (c == 'c' && !s->esc_intermed)
-			s->tb_margins = s->lr_margins = false; /* RIS */
+		if (c == 'c' && !s->esc_intermed) /* RIS */
+			s->tb_margins = s->lr_margins = s->shift = false;
 		s->state = VTSKIP_GROUND;
 	}
 	/* else (from 0x80) libvterm stays in its escape state */
@@ -265,14 +267,58 @@ static long nth_newline_back(const char *p, long end, size_t count)
 	return q - p;
 }
 
-/* At the newline at i: a printable byte, "\r\n" and (when after) a
- * printable byte. */
-static bool sync_at(const char *p, size_t n, long i, bool after)
+static bool control(unsigned char c)
 {
-	return i >= 2 && p[i - 1] == '\r' &&
-	       printable((unsigned char)p[i - 2]) &&
-	       (!after ||
-		((size_t)i + 1 < n && printable((unsigned char)p[i + 1])));
+	return c < 0x20;
+}
+
+/* At the newline at i: a run of text of printable ASCII only (from a
+ * control or p's start), "\r\n" and a printable byte. libvterm 0.1.4
+ * decodes a run that begins with ASCII with G0's decoder (UTF-8 too,
+ * with its own state), which such a run leaves clean. */
+static bool sync_at(const char *p, size_t n, long i)
+{
+	long j = i - 2;
+
+	if (i < 2 || p[i - 1] != '\r' || (size_t)i + 1 >= n ||
+	    !printable((unsigned char)p[i + 1]))
+		return false;
+	while (j >= 0 && printable((unsigned char)p[j]))
+		j--;
+	return j < i - 2 && (j < 0 || control((unsigned char)p[j]));
+}
+
+/* Whether p[from, to) has text that libvterm 0.1.4 may decode with its
+ * second UTF-8 decoder (a byte from 0x80 after a control or ASCII: G0's
+ * decoder, when G0 is a table, stops there), whose state a drop would
+ * change unless it drops none or the kept text cleans it in both feeds
+ * before the sync point. */
+static bool other_text(const char *p, long from, long to)
+{
+	for (long i = from; i < to; i++)
+		if ((unsigned char)p[i] >= 0x80 &&
+		    (i == from || (unsigned char)p[i - 1] < 0x80))
+			return true;
+	return false;
+}
+
+/* Whether p[from, to) has a run of text that cleans that decoder: from a
+ * control, a byte that begins a character, to ASCII before a control. */
+static bool cleaning_run(const char *p, long from, long to)
+{
+	for (long i = from; i < to; i++) {
+		unsigned char c = (unsigned char)p[i];
+		long e = i;
+
+		if (c < 0xc0 || c >= 0xfe ||
+		    (i > from && !control((unsigned char)p[i - 1])))
+			continue;
+		while (e + 1 < to && !control((unsigned char)p[e + 1]))
+			e++;
+		if (e + 1 < to && printable((unsigned char)p[e]))
+			return true;
+	}
+	return false;
 }
 
 size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max)
@@ -280,7 +326,7 @@ size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max)
 	long s = nth_newline_back(p, (long)n, (size_t)rows + sb_max + 1), c;
 
 	/* the latest sync point that many newlines before the end */
-	while (s >= 0 && !sync_at(p, n, s, true))
+	while (s >= 0 && !sync_at(p, n, s))
 		s = nth_newline_back(p, s, 1);
 	if (s < 0)
 		return 0;
@@ -288,5 +334,9 @@ size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max)
 	c = nth_newline_back(p, s, (size_t)rows + 1);
 	while (c >= 0 && !(c >= 1 && p[c - 1] == '\r'))
 		c = nth_newline_back(p, c, 1);
-	return c < 0 ? 0 : (size_t)c + 1;
+	if (c < 0)
+		return 0;
+	if (other_text(p, 0, c + 1) && !cleaning_run(p, c + 1, s))
+		return 0;
+	return (size_t)c + 1;
 }

@@ -33,12 +33,14 @@ struct vtskip {
 	bool big;	    /* an argument past what is checked exactly */
 	bool tb_margins;    /* DECSTBM other than the full screen */
 	bool lr_margins;    /* DECLRMM on (CSI ? 69 h) */
+	bool shift;	    /* SS2 or SS3 came: a run may take G2, G3 */
 };
 
 void vtskip_init(struct vtskip *s, int rows);
 /* The screen's height changed (libvterm keeps a set region set). */
 void vtskip_rows(struct vtskip *s, int rows);
-/* Whether scroll margins may be in effect (when unsure: yes). */
+/* Whether scroll margins may be in effect (when unsure: yes), or a
+ * single shift (SS2, SS3) came since the last RIS: text is not held. */
 bool vtskip_margins(const struct vtskip *s);
 /* Plain: 0x20-0x7e, bytes from 0x80 (UTF-8), \r, \n and \t. */
 static inline bool vtskip_is_plain(unsigned char c)
@@ -62,9 +64,10 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop);
  * "\r" and what follows the cut leaves the screen (rows high), the last
  * sb_max scrolled-off lines and the cursor exactly as feeding all of p
  * would; 0 when there is none. The text after the cut must hold, after
- * rows more newlines, a printable byte, "\r\n" and a printable byte (from
- * there both feeds are in the same state but for the cells), then
- * rows + sb_max more newlines (which push every differing row off the
+ * rows more newlines, a line of printable ASCII, "\r\n" and a printable
+ * byte (from there both feeds are in the same state but for the cells,
+ * libvterm's decoders too: see vtskip.c), then rows + sb_max more
+ * newlines (which push every differing row off the
  * screen and out of the scrolled-off lines). The latest such cut.
  */
 size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max);

@@ -124,6 +124,10 @@ START_TEST(margins)
 		ck_assert(margins_after("\033[?69h\033[r", 24, c));
 		ck_assert(margins_after("\033[99999999999;5r", 24, c));
 		ck_assert(margins_after("\033[2;10r\033(c", 24, c));
+		ck_assert(margins_after("\033N", 24, c)); /* SS2 */
+		ck_assert(margins_after("\033O", 24, c)); /* SS3 */
+		ck_assert(!margins_after("\033O\033c", 24, c));
+		ck_assert(!margins_after("\033(O", 24, c));
 		ck_assert(!margins_after("\033[1;24r", 24, c));
 		ck_assert(!margins_after("\033[2;10r\033[r", 24, c));
 		ck_assert(!margins_after("\033[2;10r\033[;r", 24, c));
@@ -221,6 +225,21 @@ START_TEST(cuts)
 	free(p);
 	p = lines("", 100, "\r\n\r\n", &n); /* no printable after */
 	ck_assert_uint_eq(vtskip_cut(p, n, 2, 0), 0);
+	free(p);
+	/* runs that begin from 0x80 (libvterm's other decoder) dropped: only
+	 * when the kept text has one that begins a character and ends in
+	 * ASCII (which cleans that decoder) */
+	p = lines("", 100, "\r\nM\r\n\xc3\xa9x\r\n", &n);
+	ck_assert_uint_gt(vtskip_cut(p, n, 2, 0), 0);
+	free(p);
+	p = lines("", 100, "\r\nM\r\n\xa9x\r\n", &n);
+	ck_assert_uint_eq(vtskip_cut(p, n, 2, 0), 0);
+	free(p);
+	p = lines("\xa9x\r\n", 100, "\r\n", &n);
+	ck_assert_uint_eq(vtskip_cut(p, n, 2, 0), 0);
+	free(p);
+	p = lines("\xa9x\r\n", 100, "\r\nM\r\n\xc3\xa9x\r\n", &n);
+	ck_assert_uint_gt(vtskip_cut(p, n, 2, 0), 0);
 	free(p);
 }
 END_TEST
