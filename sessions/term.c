@@ -315,10 +315,16 @@ static void feed_held(struct term *t, bool all)
 		q = q ? q + 1 : NULL;
 	}
 	n = q ? (size_t)(q - p) : (size_t)(end - p);
-	/* not inside a character: libvterm 0.1.4 would lose it */
-	for (n = n > PIECE_MAX ? PIECE_MAX : n;
-	     n < t->held_len && n > PIECE_MAX - 6 && (p[n] & 0xc0) == 0x80;)
-		n--;
+	if (n > PIECE_MAX) { /* after a control, or not inside a character */
+		size_t c = PIECE_MAX;
+
+		while (c > 0 && (unsigned char)p[c - 1] >= 0x20)
+			c--;
+		for (n = PIECE_MAX;
+		     c == 0 && n > PIECE_MAX - 6 && (p[n] & 0xc0) == 0x80;)
+			n--;
+		n = c ? c : n;
+	}
 	vterm_input_write(t->vt, p, n);
 	t->held_nl -= count_nl(p, n);
 	t->held_off += n;
