@@ -5,6 +5,14 @@
  * of lines, settermprop for the title, the cursor's visibility and the
  * alternate screen; libvterm's output (answers to queries, encoded keys)
  * goes back to the PTY through the caller's function.
+ *
+ * Plain text that scrolls past the bound of the scrolled-off lines is
+ * never seen: it is held (vtskip.h says which bytes are plain, and where
+ * the held text may be cut) instead of fed, its front dropped as more
+ * comes, and fed before anything else is, before a resize and before
+ * any read of the screen, so that what is read is exactly what feeding
+ * every byte would give. A CSI's separators past the 15th are not fed:
+ * libvterm 0.1.4 would write past its 16 arguments.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +21,16 @@
 #include <vterm.h>
 #include "strbuf.h"
 #include "term.h"
+#include "vtskip.h"
+
+/* what is held at most (some 60 ms of libvterm); past it, held text is
+ * fed as more comes */
+#define HOLD_MAX (1u << 20)
+/* what feeding all that is held may move at most, lines times area
+ * (some 5 ns a cell: 80 ms); a larger screen holds nothing */
+#define HOLD_CELLS (1u << 24)
+/* the most of held text fed at once, as much as one read of the PTY */
+#define PIECE_MAX 4096u
 
 struct term {
 	VTerm *vt;
@@ -26,6 +44,14 @@ struct term {
 	size_t sb_max, sb_first, sb_n;
 	char *line;	  /* one row's text, room for cols cells */
 	uint64_t version; /* of the screen, unique among terminals */
+	struct vtskip scan;
+	bool skip;  /* plain text may be held */
+	char *held; /* plain text not fed yet: held_len from held_off */
+	size_t held_off, held_len, held_cap;
+	size_t held_nl;	 /* its newlines */
+	size_t held_run; /* its last bytes after a control (\r, \n, \t) */
+	size_t next_cut; /* the newlines before the next look for a cut */
+	uint64_t skipped;
 };
 
 static uint64_t versions; /* the latest version of any screen */
@@ -101,6 +127,13 @@ static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
 	return 1;
 }
 
+static void sb_clear(struct term *t)
+{
+	for (size_t i = 0; i < t->sb_n; i++)
+		free(t->sb[(t->sb_first + i) % t->sb_max]);
+	t->sb_first = t->sb_n = 0;
+}
+
 static int settermprop(VTermProp prop, VTermValue *val, void *user)
 {
 	struct term *t = user;
@@ -158,6 +191,8 @@ struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
 	vterm_screen_set_callbacks(t->scr, &callbacks, t);
 	vterm_screen_enable_altscreen(t->scr, 1);
 	vterm_screen_reset(t->scr, 1);
+	vtskip_init(&t->scan, rows);
+	t->skip = true;
 	return t;
 }
 
@@ -167,17 +202,229 @@ void term_free(struct term *t)
 		return;
 	if (t->vt)
 		vterm_free(t->vt);
-	term_clear_scrollback(t);
+	sb_clear(t);
 	free(t->sb);
 	free(t->title);
 	free(t->line);
+	free(t->held);
 	free(t);
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+size_t term_piece(const struct term *t)
+{
+	size_t n = 32000 / ((size_t)t->cols * (size_t)t->rows);
+
+	return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
+static size_t count_nl(const char *p, size_t n)
+{
+	const char *end = p + n;
+	size_t c = 0;
+
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		c++;
+		p++;
+	}
+	return c;
+}
+
+/* Drops the front of the held text that can never be seen (vtskip_cut)
+ * once it holds a quarter more newlines than a cut needs after it (K);
+ * what is left is fed after a "\r" (the column where the dropped "\r\n"
+ * left the cursor), in the place of the cut's '\n'. */
+static void cut(struct term *t)
+{
+	size_t k = 2 * (size_t)t->rows + t->sb_max + 2, at;
+	char *p = t->held + t->held_off;
+
+	if (t->held_nl <= k + k / 4 || t->held_nl < t->next_cut)
+		return;
+	at = vtskip_cut(p, t->held_len, t->rows, t->sb_max);
+	if (at < 2) {
+		t->next_cut = t->held_nl + k; /* none: not before k more */
+		return;
+	}
+	at--;
+	t->held_nl -= count_nl(p, at + 1);
+	p[at] = '\r';
+	t->held_off += at;
+	t->held_len -= at;
+	t->skipped += at;
+	t->next_cut = 0;
+}
+
+/* Appends plain text to the held text (and cuts it); false on ENOMEM. */
+static bool hold(struct term *t, const char *buf, size_t n)
+{
+	size_t need = t->held_len + n, cap = t->held_cap;
+	char *p;
+
+	if (t->held_off + need > cap && t->held_off > 0) {
+		memmove(t->held, t->held + t->held_off, t->held_len);
+		t->held_off = 0;
+	}
+	if (need > cap / 2) { /* a move frees half of it at least */
+		for (cap = cap ? cap : 65536; cap / 2 < need; cap *= 2)
+			;
+		p = realloc(t->held, cap);
+		if (!p)
+			return false;
+		t->held = p;
+		t->held_cap = cap;
+	}
+	memcpy(t->held + t->held_off + t->held_len, buf, n);
+	t->held_len = need;
+	t->held_nl += count_nl(buf, n);
+	for (p = (char *)buf + n; p > buf && (unsigned char)p[-1] >= 0x20;)
+		p--;
+	t->held_run = p > buf ? (size_t)(buf + n - p) : t->held_run + n;
+	cut(t);
+	return true;
+}
+
+/* What of the held text may be fed: all, or (not all) up to its last
+ * control. libvterm 0.1.4 decodes a run of text with one of two UTF-8
+ * decoders, picked by the run's first byte in the write, and what a cut
+ * character began stays in that one: its screen may change with where
+ * writes cut a run of text (that a read of the screen cuts, as a read of
+ * the PTY does), never with a cut after a control. */
+static size_t feedable(const struct term *t, bool all)
+{
+	return all ? t->held_len : t->held_len - t->held_run;
+}
+
+/* Feeds the front of the held text: term_piece lines, PIECE_MAX bytes at
+ * most (it holds no escape, whose cut libvterm might not take), up to
+ * feedable. */
+static void feed_held(struct term *t, bool all)
+{
+	const char *p = t->held + t->held_off, *end = p + feedable(t, all),
+		   *q = p;
+	size_t n;
+
+	for (size_t i = term_piece(t); i > 0 && q && q < end; i--) {
+		q = memchr(q, '\n', (size_t)(end - q));
+		q = q ? q + 1 : NULL;
+	}
+	n = q ? (size_t)(q - p) : (size_t)(end - p);
+	if (n > PIECE_MAX) { /* after a control, or not inside a character */
+		size_t c = PIECE_MAX;
+
+		while (c > 0 && (unsigned char)p[c - 1] >= 0x20)
+			c--;
+		for (n = PIECE_MAX;
+		     c == 0 && n > PIECE_MAX - 6 && (p[n] & 0xc0) == 0x80;)
+			n--;
+		n = c ? c : n;
+	}
+	vterm_input_write(t->vt, p, n);
+	t->held_nl -= count_nl(p, n);
+	t->held_off += n;
+	t->held_len -= n;
+	t->held_run = t->held_run < t->held_len ? t->held_run : t->held_len;
+	if (t->held_len == 0)
+		t->held_off = 0;
+}
+
+/* Whether plain text may be held: on, and its most (some K + K/4 lines
+ * of K = 2 rows + sb_max + 2, see cut) is cheap enough to feed at once. */
+static bool may_hold(const struct term *t)
+{
+	size_t k = 2 * (size_t)t->rows + t->sb_max + 2;
+
+	return t->skip && (k + k / 4 + 1) * (size_t)t->cols * (size_t)t->rows <=
+				  HOLD_CELLS;
+}
+
+/* Writes p (n bytes) to libvterm in one write with what is held before
+ * it (a run of text after a control, at most), as one write of both. */
+static void write_after_held(struct term *t, const char *p, size_t n)
+{
+	char *both = t->held_len ? malloc(t->held_len + n) : NULL;
+
+	if (both) {
+		memcpy(both, t->held + t->held_off, t->held_len);
+		memcpy(both + t->held_len, p, n);
+		vterm_input_write(t->vt, both, t->held_len + n);
+		free(both);
+	} else {
+		if (t->held_len) /* ENOMEM: the character may be lost */
+			vterm_input_write(t->vt, t->held + t->held_off,
+					  t->held_len);
+		vterm_input_write(t->vt, p, n);
+	}
+	t->held_off = t->held_len = t->held_nl = t->held_run = 0;
+}
+
+size_t term_take(struct term *t, const char *buf, size_t len)
+{
+	size_t i = 0, n;
+
+	t->version = ++versions;
+	while (i < len) {
+		n = may_hold(t) ? vtskip_plain(&t->scan, buf + i, len - i) : 0;
+		if (n > 0 && t->held_len < HOLD_MAX && hold(t, buf + i, n)) {
+			i += n;
+			continue;
+		}
+		if (feedable(t, false) > 0) {
+			feed_held(t, false); /* first, as much as a piece */
+			return i;
+		}
+		if (vtskip_unsafe(&t->scan, (unsigned char)buf[i])) {
+			i++; /* dropped: libvterm would crash */
+			continue;
+		}
+		n = vtskip_scan(&t->scan, buf + i, len - i,
+				n == 0 && may_hold(t));
+		write_after_held(t, buf + i, n);
+		i += n;
+	}
+	return len;
 }
 
 void term_feed(struct term *t, const char *buf, size_t len)
 {
-	vterm_input_write(t->vt, buf, len);
-	t->version = ++versions;
+	for (size_t i = 0; i < len;)
+		i += term_take(t, buf + i, len - i);
+}
+
+bool term_settle(struct term *t, int64_t until_us)
+{
+	while (feedable(t, true) > 0 && now_us() < until_us)
+		feed_held(t, true);
+	return feedable(t, true) == 0;
+}
+
+bool term_settled(const struct term *t)
+{
+	return feedable(t, true) == 0;
+}
+
+/* Before a read of the screen or a change of it: all, at once. */
+static void settle(struct term *t)
+{
+	while (feedable(t, true) > 0)
+		feed_held(t, true);
+}
+
+void term_skip(struct term *t, bool on)
+{
+	t->skip = on;
+}
+
+uint64_t term_skipped(const struct term *t)
+{
+	return t->skipped;
 }
 
 void term_resize(struct term *t, int cols, int rows)
@@ -186,6 +433,8 @@ void term_resize(struct term *t, int cols, int rows)
 
 	if (!line)
 		return;
+	settle(t);
+	vtskip_rows(&t->scan, rows);
 	free(t->line);
 	t->line = line;
 	t->cols = cols;
@@ -274,6 +523,7 @@ char *term_screen(struct term *t, size_t *len)
 {
 	struct strbuf b = { 0 };
 
+	settle(t);
 	for (int row = 0; row < t->rows; row++) {
 		sb_add(&b, t->line, row_text(t, row));
 		sb_add(&b, "\n", 1);
@@ -285,6 +535,7 @@ char *term_scrollback(struct term *t, size_t *len)
 {
 	struct strbuf b = { 0 };
 
+	settle(t);
 	sb_add(&b, "", 0);
 	for (size_t i = 0; i < t->sb_n; i++) {
 		const char *l = t->sb[(t->sb_first + i) % t->sb_max];
@@ -297,9 +548,8 @@ char *term_scrollback(struct term *t, size_t *len)
 
 void term_clear_scrollback(struct term *t)
 {
-	for (size_t i = 0; i < t->sb_n; i++)
-		free(t->sb[(t->sb_first + i) % t->sb_max]);
-	t->sb_first = t->sb_n = 0;
+	settle(t);
+	sb_clear(t);
 }
 
 /* The index of the ']' that closes the bracket expression at p[i]. */
@@ -378,6 +628,7 @@ char *term_match(struct term *t, const regex_t *re, size_t *len)
 {
 	struct strbuf b = { 0 };
 
+	settle(t);
 	for (int row = t->rows - 1; row >= 0; row--) {
 		size_t n = row_text(t, row);
 
@@ -389,14 +640,6 @@ char *term_match(struct term *t, const regex_t *re, size_t *len)
 		return sb_take(&b, len);
 	}
 	return NULL;
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 char *term_match_once(struct term *t, const regex_t *re, struct term_seen *seen,
@@ -424,6 +667,7 @@ void term_cursor(struct term *t, int *row, int *col, bool *visible)
 {
 	VTermPos pos;
 
+	settle(t);
 	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &pos);
 	*row = pos.row + 1;
 	*col = pos.col + 1;

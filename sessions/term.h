@@ -24,6 +24,27 @@ struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
 void term_free(struct term *t);
 /* Everything the program printed, in order. */
 void term_feed(struct term *t, const char *buf, size_t len);
+/* term_feed of a prefix of buf, whose length it returns: less than len
+ * when it fed held text first (call again with the rest), so that a call
+ * costs libvterm about term_piece lines of buf or of what is held. */
+size_t term_take(struct term *t, const char *buf, size_t len);
+/* The lines one call of term_take may feed: each newline may move the
+ * whole screen (some 10 us at 80x24, 50 times that at the largest), so
+ * at most 32000 cells of screen, lines times area: 16 lines at 80x24, 1
+ * at the largest. */
+size_t term_piece(const struct term *t);
+/* Plain text that will scroll past the scrolled-off lines is held, not
+ * fed, and the part of it that can never be seen dropped (never with
+ * scroll margins set); whatever reads or changes the screen here feeds
+ * what is held first. term_settle feeds it until until_us (monotonic)
+ * and says whether none is left; term_settled whether none is. */
+bool term_settle(struct term *t, int64_t until_us);
+bool term_settled(const struct term *t);
+/* Whether plain text may be held (on at first); off, term_feed feeds
+ * every byte (what is held first). */
+void term_skip(struct term *t, bool on);
+/* The bytes dropped so far. */
+uint64_t term_skipped(const struct term *t);
 void term_resize(struct term *t, int cols, int rows);
 /* Changes with what is on the screen (a feed, a resize); no two screens
  * share one, so a match need not be tried again until it changes. */

@@ -122,17 +122,12 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Feeds the screen what is pending, a piece at a time, until the time is
- * up; whether nothing is left. Each newline may move the whole screen
- * (some 10 us at 80x24, 50 times that at the largest), so a piece is at
- * most FEED_CELLS cells of screen, lines times area: 16 lines at 80x24,
- * 1 at the largest. */
-#define FEED_CELLS 32000
+/* Feeds the screen what is pending, a piece at a time (term_piece), until
+ * the time is up; whether nothing is left. */
 static bool feed(struct tty *t, int64_t until_us)
 {
-	size_t done = 0, piece = FEED_CELLS / ((size_t)t->cols * t->rows);
+	size_t done = 0, piece = term_piece(t->term);
 
-	piece = piece < 1 ? 1 : piece > 16 ? 16 : piece;
 	while (done < t->pend.len && now_us() < until_us) {
 		const char *p = t->pend.p + done,
 			   *end = t->pend.p + t->pend.len;
@@ -145,8 +140,7 @@ static bool feed(struct tty *t, int64_t until_us)
 			nl = nl ? nl + 1 : NULL;
 		}
 		nl = nl ? nl : end;
-		term_feed(t->term, p, (size_t)(nl - p));
-		done += (size_t)(nl - p);
+		done += term_take(t->term, p, (size_t)(nl - p));
 	}
 	if (done == 0)
 		return t->pend.len == 0;
@@ -168,11 +162,24 @@ static void on_more(struct loop_timer *m)
  * some four rounds); the rest waits for the next round (a timer of now),
  * and the PTY is not read until it is on the screen. */
 #define DRAIN_US 500
+/* The output paused (TTY_SETTLE_MS): the screen feeds what it held. */
+static void on_settle(struct loop_timer *s)
+{
+	struct tty *t = s->arg;
+	int64_t at = t->last_out_ms + TTY_SETTLE_MS;
+
+	if (at > loop_now_ms() || !term_settle(t->term, now_us() + DRAIN_US))
+		loop_timer_add(s, at > loop_now_ms() ? at : loop_now_ms(),
+			       on_settle, t);
+}
+
 static void drain(struct tty *t, bool all)
 {
 	int64_t until = all ? INT64_MAX : now_us() + DRAIN_US;
 	bool any = t->pend.len > 0;
 
+	/* a waiter sees every line, as each round feeds them */
+	term_skip(t->term, list_empty(&t->out->waiters));
 	while (feed(t, until) && t->master.fd >= 0) {
 		ssize_t n = read(t->master.fd, iobuf, sizeof(iobuf));
 
@@ -188,6 +195,9 @@ static void drain(struct tty *t, bool all)
 	}
 	if (t->pend.len > 0)
 		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
+	if (!term_settled(t->term) && !t->settle.armed) /* once paused */
+		loop_timer_add(&t->settle, t->last_out_ms + TTY_SETTLE_MS,
+			       on_settle, t);
 	/* also when the emulator answered while its input was pending (an
 	 * answer to ESC[6n is written from inside the feed) */
 	watch(t);
@@ -281,6 +291,7 @@ static void drop_output(struct tty *t)
 		t->out = NULL;
 	}
 	cast_close(&t->cast);
+	loop_timer_del(&t->settle);
 	term_free(t->term);
 	t->term = NULL;
 }

@@ -32,6 +32,7 @@ enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
 #define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
+#define TTY_SETTLE_MS	    10	/* the output's pause before held text is fed */
 
 struct tty {
 	struct sess *s;
@@ -47,10 +48,11 @@ struct tty {
 	struct loop_watch master; /* fd -1 when none */
 	bool watched;  /* master in the loop (not while the slave is closed) */
 	uint32_t mask; /* the events it is watched for */
-	struct strbuf wq;	 /* bytes the PTY has not taken yet */
-	struct strbuf pend;	 /* printed, not yet on the screen */
-	struct loop_timer more;	 /* puts more of pend on the screen */
-	struct loop_timer retry; /* looks for the slave after a hangup */
+	struct strbuf wq;	  /* bytes the PTY has not taken yet */
+	struct strbuf pend;	  /* printed, not yet on the screen */
+	struct loop_timer more;	  /* puts more of pend on the screen */
+	struct loop_timer retry;  /* looks for the slave after a hangup */
+	struct loop_timer settle; /* feeds the screen what it held */
 	struct reap_watch reap;
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
 	uint64_t quiet_ms;

@@ -13,7 +13,9 @@
 # a pipe), contexts (code contexts: a round trip against a Jupyter
 # kernel, a matplotlib plot against savefig, their idle memory) and tty
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
-# its echo, against script(1) and a PTY of its own).
+# its echo, against script(1) and a PTY of its own) and tty_feed (the
+# terminal's emulator alone: 100 MiB of cat's output fed as the daemon
+# feeds it, against every byte through libvterm and a memcpy).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -31,8 +33,8 @@
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
-# TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N and TTY_FLOOD_SIZE change the
-# sizes.
+# TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
+# TTY_FEED_MIB change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -44,7 +46,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty"
+all+=" stream_latency peers contexts tty tty_feed"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -90,7 +92,8 @@ cleanup() {
 		fi
 	fi
 	# Never rm -r: if the unmount failed, mnt is still sessionfs.
-	rm -f "$log" "$work/exec_latency" "$work/throughput" "$work/parked"
+	rm -f "$log" "$work/exec_latency" "$work/throughput" "$work/parked" \
+		"$work/tty_feed"
 	rmdir "$mnt" "$work" 2>/dev/null ||
 		echo "run.sh: left $work behind" >&2
 }
@@ -158,6 +161,16 @@ bench() {
 	fi
 }
 
+# tty_feed links the emulator's sources (and libvterm)
+feed=$build/tests/bench/tty_feed
+if [ ! -x "$feed" ] && wants tty_feed; then
+	feed=$work/tty_feed top=$here/../..
+	# shellcheck disable=SC2086 # CC may hold options
+	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE \
+		-I"$top" -o "$feed" "$here/tty_feed.c" "$top/sessions/term.c" \
+		"$top/sessions/vtskip.c" "$top/sessions/strbuf.c" -lvterm ||
+		exit 1
+fi
 bench exec_latency 300 "$bins/exec_latency" -i "$mnt" "${EXEC_LATENCY_N:-2000}"
 bench throughput 300 "$bins/throughput" "$mnt" "${THROUGHPUT_MIB:-1024}" \
 	"${THROUGHPUT_PAR_N:-8}" "${THROUGHPUT_PAR_MIB:-256}"
@@ -195,6 +208,7 @@ else
 		python3 -Bu "$here/peers.py" "$mnt" "$pid"
 fi
 bench tty 600 python3 -Bu "$here/tty_bench.py" "$mnt" "$pid"
+bench tty_feed 300 "$feed" "${TTY_FEED_MIB:-100}"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

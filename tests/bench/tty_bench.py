@@ -10,11 +10,15 @@ Usage: tty_bench.py MNT DAEMON_PID
   TTY_FLOOD_SIZE  the terminal's size during the flood (default "80 24")
 
 1. throughput: `cat FILE; echo MARKER` typed into tty/input, timed from
-   the write to the end of a read of tty/expect waiting for the marker;
-   MiB/s through the emulator with the screen kept, and the daemon's
-   peak RSS (VmHWM) and RSS after, beside `script -q -c 'cat FILE'
-   /dev/null` (util-linux's own PTY copy, its output to /dev/null), timed
-   in the same run. Targets: >= 100 MiB/s, RSS < 64 MiB.
+   the write until tty/status counts all of its output and a read of
+   tty/expect then finds the marker on the screen; MiB/s through the
+   emulator with the screen kept, and the daemon's peak RSS (VmHWM) and
+   RSS after, beside `script -q -c 'cat FILE' /dev/null` (util-linux's
+   own PTY copy, its output to /dev/null) and the kernel's PTY alone (a
+   reader of the master, 1 MiB reads, of `cat FILE` on the slave), timed
+   in the same run. Then the same cat with a read of tty/expect waiting
+   all along (a waiter gets every line fed to the screen, nothing
+   skipped). Targets: >= 100 MiB/s, RSS < 64 MiB.
 2. screen: open, read, close of tty/screen of a 200x50 terminal whose
    rows are full, median and p90 in microseconds, beside the same read of
    a regular file of the same size in MNT/files/ (the FUSE floor).
@@ -72,11 +76,52 @@ def typed(tty, text):
     sb.write_file(os.path.join(tty, "input"), text)
 
 
-def throughput(tty, daemon, path, mib, tag):
+def printed_size(path):
+    """What `cat path` prints through a PTY (onlcr: \\r before \\n)."""
+    n = os.path.getsize(path)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            n += block.count(b"\n")
+    return n
+
+
+def throughput(tty, daemon, path, mib, tag, parked):
+    """MiB/s of cat path in the terminal: parked, a read of expect waits
+    all along; else tty/status is polled until the output is all there,
+    then expect finds the marker (the screen brought up to date)."""
+    start, size = output_bytes(tty), printed_size(path)
     typed(tty, 'cat %s; echo "th""ru-%s"\n' % (path, tag))
     t0 = time.monotonic()
+    if not parked:
+        while output_bytes(tty) < start + size:
+            if time.monotonic() - t0 > 600:
+                raise sb.BenchError("cat never printed %d bytes" % size)
+            time.sleep(0.005)
     expect(tty, "^thru-%s$" % tag, 600000)
     el = time.monotonic() - t0
+    return mib / el, el
+
+
+def pty_baseline(path, mib):
+    """The kernel's PTY alone: cat on the slave, 1 MiB reads of the
+    master until the slave hangs up."""
+    master, slave = os.openpty()
+    t0 = time.monotonic()
+    p = subprocess.Popen(["cat", path], stdin=subprocess.DEVNULL,
+                         stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    try:
+        while True:
+            try:
+                if not os.read(master, 1 << 20):
+                    break
+            except OSError:  # EIO: the slave is closed
+                break
+        el = time.monotonic() - t0
+    finally:
+        p.kill()
+        p.wait()
+        os.close(master)
     return mib / el, el
 
 
@@ -224,12 +269,18 @@ def body():
         typed(tty, 'PS1="$ "; echo "re""ady"\n')
         expect(tty, "^ready$", 10000)
         rss0 = status_kib(daemon, "VmRSS")
-        rate, el = throughput(tty, daemon, path, mib, "1")
+        rate, el = throughput(tty, daemon, path, mib, "1", False)
         hwm, rss1 = status_kib(daemon, "VmHWM"), status_kib(daemon, "VmRSS")
         brate, bel = script_baseline(path, mib)
+        krate, kel = pty_baseline(path, mib)
         print("tty: cat of %d MiB: %.0f MiB/s (%.2f s) | script -q: %.0f MiB/s "
-              "(%.2f s) | ratio %.2f | target >= 100 MiB/s"
-              % (mib, rate, el, brate, bel, rate / brate))
+              "(%.2f s) | ratio %.2f | kernel PTY alone: %.0f MiB/s (%.2f s) | "
+              "ratio %.2f | target >= 100 MiB/s"
+              % (mib, rate, el, brate, bel, rate / brate, krate, kel,
+                 rate / krate))
+        prate, pel = throughput(tty, daemon, path, mib, "2", True)
+        print("tty: the same with a read of expect waiting all along: "
+              "%.0f MiB/s (%.2f s)" % (prate, pel))
         print("tty: daemon VmHWM %.1f MiB, VmRSS %.1f MiB after (%.1f MiB "
               "before) | target < 64 MiB" % (hwm / 1024, rss1 / 1024, rss0 / 1024))
         (smed, sp90), (fmed, fp90), size = screen_bench(mnt, tty, nscr, scratch)

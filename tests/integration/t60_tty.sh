@@ -496,6 +496,44 @@ check "C-c ends the flood" sfs_write "$T/keys" 'C-c'
 type_line 'echo "after""-flood"'
 assert_expect "the terminal is at its prompt again" '^after-flood$' 15000
 
+# 21b. plain text that scrolls past the scrolled-off lines is skipped, the
+# screen kept exact: the last numbers on the screen, the one above its
+# first row last in scrollback; an expect that waits during a flood; an
+# answer to a cursor query after a long burst, in order
+# printed_at_least N: the terminal's output has grown by N bytes since
+# OUT0 (no read of expect waits meanwhile: a waiter gets every line fed)
+printed_at_least() { [ "$(status_val output_bytes)" -ge $((OUT0 + $1)) ]; }
+SEQ_BYTES=$(($(seq 1 200000 | wc -c) + 200000)) # onlcr: \r\n
+OUT0=$(status_val output_bytes)
+type_line 'seq 1 200000; echo "se""q-done"'
+sfs_until 30 printed_at_least "$SEQ_BYTES"
+assert_expect "seq 1 200000: its end is on the screen" '^seq-done$' 30000
+seq_ok() {
+	python3 - "$T" <<'EOF2'
+import sys
+t = sys.argv[1]
+rows = open(t + "/screen").read().split("\n")[:-1]
+sb = [l for l in open(t + "/scrollback").read().split("\n") if l]
+end = rows.index("seq-done")
+first = 200000 - (end - 1)
+want = [str(n) for n in range(first, 200001)]
+ok = rows[:end] == want and sb[-2:] == [str(first - 2), str(first - 1)]
+sys.exit(0 if ok else "screen %r, scrollback ends %r" % (rows[:3], sb[-2:]))
+EOF2
+}
+assert_true "seq 1 200000: screen and scrollback are the numbers they must be" \
+	"$(seq_ok 2>&1)" seq_ok
+type_line 'seq 1 50000; echo "flo""od-mark"'
+assert_expect "expect waiting during a flood finds the line after it" '^flood-mark$' 20000
+OUT0=$(status_val output_bytes)
+type_line 'clear; seq 1 100000; printf "\e[6n"; read -rs -d R ans; echo "ans-${ans#*[}"'
+sfs_until 30 printed_at_least $(($(seq 1 100000 | wc -c) + 100000))
+assert_expect "a cursor query after a long burst: the bottom row" 'ans-24;1$' 30000
+# a CSI of 40 arguments (libvterm 0.1.4 would write past its 16 and
+# crash the daemon): the terminal lives on
+type_line 'printf "\e[%s1m" $(printf "1;%.0s" {1..40}); echo "many""-args"; tput sgr0'
+assert_expect "a CSI of 40 arguments leaves the terminal alive" '^many-args$'
+
 # 22. every descriptor of the slave closed for a moment: the terminal is
 # watched again when the shell opens /dev/tty, and what was typed
 # meanwhile is kept

@@ -1,0 +1,342 @@
+/*
+ * vtskip.c - the escape scanner and the cut of plain text of vtskip.h.
+ * The scanner's states and transitions are libvterm 0.1.4's parser's
+ * (parser.c), so that its ground state is libvterm's; where they differ
+ * the scanner is in a sequence while libvterm is not (SOS, PM and APC,
+ * which libvterm takes as C1 controls followed by text), which only
+ * makes fewer bytes skippable. What it tracks of the state is whether a
+ * scroll region may be set: DECSTBM as state.c computes it, DECLRMM, and
+ * RIS that resets both (DECSTR, CSI ! p, never reaches libvterm 0.1.4's
+ * handler: '!' is not an intermediate it accepts).
+ */
+#include <stdint.h>
+#include <string.h>
+#include "vtskip.h"
+
+#define ARG_BIG	 100000L /* larger: not checked exactly, margins assumed */
+#define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX */
+
+void vtskip_init(struct vtskip *s, int rows)
+{
+	memset(s, 0, sizeof(*s));
+	s->rows = rows;
+}
+
+void vtskip_rows(struct vtskip *s, int rows)
+{
+	s->rows = rows;
+}
+
+bool vtskip_margins(const struct vtskip *s)
+{
+	return s->tb_margins || s->lr_margins || s->shift;
+}
+
+/* Whether none of the 8 bytes at p is below 0x20 or 0x7f (a word at a
+ * time: text is most of what a terminal gets). */
+static bool all_text(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+	uint64_t w, del;
+
+	memcpy(&w, p, 8);
+	del = w ^ (ones * 0x7f);
+	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & high) == 0;
+}
+
+size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (s->state != VTSKIP_GROUND || vtskip_margins(s))
+		return 0;
+	while (i < n) {
+		size_t end;
+
+		while (i + 8 <= n && all_text(p + i))
+			i += 8;
+		/* the word with a control in it (\r\n mostly), or the end */
+		for (end = i + 8 < n ? i + 8 : n; i < end; i++)
+			if (!vtskip_is_plain((unsigned char)p[i]))
+				return i;
+	}
+	return n;
+}
+
+/* DECSTBM, as libvterm 0.1.4's state.c sets scrollregion_top/bottom:
+ * margins unless the region is its default (0, -1). */
+static void decstbm(struct vtskip *s)
+{
+	long top = s->arg[0] < 0 ? 1 : s->arg[0], bottom;
+
+	if (s->big) {
+		s->tb_margins = true;
+		return;
+	}
+	top -= 1;
+	top = top < 0 ? 0 : top > s->rows ? s->rows : top;
+	bottom = s->argc < 2 || s->arg[1] < 0 ? -1 : s->arg[1];
+	if (top == 0 && bottom == s->rows)
+		bottom = -1;
+	else if (bottom > s->rows)
+		bottom = s->rows;
+	if ((bottom > -1 ? bottom : s->rows) <= top)
+		top = 0, bottom = -1;
+	s->tb_margins = !(top == 0 && bottom == -1);
+}
+
+/* A CSI's final byte: what libvterm's on_csi would do to the margins
+ * (a leader other than one '?' or '>', or an intermediate, is another
+ * sequence or none). */
+static void csi(struct vtskip *s, unsigned char c)
+{
+	if (!s->leader && !s->intermed && c == 'r')
+		decstbm(s);
+	else if (s->qmark && !s->intermed && (c == 'h' || c == 'l') &&
+		 (s->big || s->arg[0] == 69))
+		s->lr_margins = c == 'h' || (s->big && s->lr_margins);
+	s->state = VTSKIP_GROUND;
+}
+
+/* One argument byte (digit, ':' or ';'); false for any other. */
+static bool csi_arg(struct vtskip *s, unsigned char c)
+{
+	long *a = s->argc < 2 ? &s->arg[s->argc] : NULL;
+
+	if (c >= '0' && c <= '9') {
+		if (a && *a < 0)
+			*a = 0;
+		if (a && *a <= ARG_BIG)
+			*a = *a * 10 + (c - '0');
+		if (a && *a > ARG_BIG)
+			s->big = true;
+		return true;
+	}
+	if (c != ':' && c != ';')
+		return false;
+	s->argc++;
+	return true;
+}
+
+static void enter_csi(struct vtskip *s)
+{
+	s->state = VTSKIP_CSI_LEADER;
+	s->leader = s->qmark = s->intermed = s->big = false;
+	s->argc = 0;
+	s->arg[0] = s->arg[1] = -1;
+}
+
+/* A byte after ESC (or after ESC in a string that is not ST). */
+static void escape(struct vtskip *s, unsigned char c)
+{
+	/* libvterm takes DCS, CSI and OSC after intermediates too */
+	if (c == 'P' || c == ']' ||
+	    (!s->esc_intermed && (c == 'X' || c == '^' || c == '_'))) {
+		s->state = VTSKIP_STRING;
+		return;
+	}
+	if (c == '[') {
+		enter_csi(s);
+		return;
+	}
+	if (c >= 0x20 && c <= 0x2f) {
+		s->esc_intermed = true;
+		return;
+	}
+	if ((c == 'N' || c == 'O') && !s->esc_intermed)
+		s->shift = true; /* SS2, SS3 */
+	if (c >= 0x30 && c < 0x7f) {
+		if (c == 'c' && !s->esc_intermed) /* RIS */
+			s->tb_margins = s->lr_margins = s->shift = false;
+		s->state = VTSKIP_GROUND;
+	}
+	/* else (from 0x80) libvterm stays in its escape state */
+}
+
+/* A byte of a CSI, from its leader on. */
+static void csi_byte(struct vtskip *s, unsigned char c)
+{
+	if (s->state == VTSKIP_CSI_LEADER) {
+		if (c >= 0x3c && c <= 0x3f) {
+			s->qmark = !s->leader && c == '?';
+			s->leader = true;
+			return;
+		}
+		s->state = VTSKIP_CSI_ARGS;
+	}
+	if (s->state == VTSKIP_CSI_ARGS) {
+		if (csi_arg(s, c))
+			return;
+		s->argc++;
+		s->state = VTSKIP_CSI_INTERMED;
+	}
+	if (c >= 0x20 && c <= 0x2f)
+		s->intermed = true;
+	else if (c >= 0x40 && c <= 0x7e)
+		csi(s, c);
+	else
+		s->state = VTSKIP_GROUND; /* an invalid CSI ends */
+}
+
+/* One byte, as libvterm's vterm_input_write takes it. */
+static void step(struct vtskip *s, unsigned char c)
+{
+	if (c == 0x00 || c == 0x7f)
+		return;
+	if (c == 0x18 || c == 0x1a) {
+		s->state = VTSKIP_GROUND;
+		return;
+	}
+	if (c == 0x1b) {
+		s->esc_intermed = false;
+		s->state = s->state == VTSKIP_STRING ? VTSKIP_ESC_IN_STRING :
+						       VTSKIP_ESC;
+		return;
+	}
+	if (c == 0x07 && s->state == VTSKIP_STRING) {
+		s->state = VTSKIP_GROUND;
+		return;
+	}
+	if (c < 0x20)
+		return; /* executed in any state, which it keeps */
+	switch (s->state) {
+	case VTSKIP_GROUND:
+	case VTSKIP_STRING:
+		return;
+	case VTSKIP_ESC_IN_STRING:
+		if (c == '\\') {
+			s->state = VTSKIP_GROUND;
+			return;
+		}
+		s->state = VTSKIP_ESC;
+		escape(s, c);
+		return;
+	case VTSKIP_ESC:
+		escape(s, c);
+		return;
+	default:
+		csi_byte(s, c);
+	}
+}
+
+bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
+{
+	return s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
+	       s->argc >= ARGS_MAX - 1;
+}
+
+size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (vtskip_unsafe(s, (unsigned char)p[i]))
+			return i;
+		/* in the ground state only ESC changes the state */
+		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
+			const char *esc = memchr(p + i, 0x1b, n - i);
+
+			if (!esc)
+				return n;
+			i = (size_t)(esc - p);
+		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
+			return i;
+		}
+		step(s, (unsigned char)p[i++]);
+	}
+	return n;
+}
+
+static bool printable(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f;
+}
+
+/* The position of the newline that is the count-th before end (count
+ * from 1), or -1 when p has fewer. */
+static long nth_newline_back(const char *p, long end, size_t count)
+{
+	const char *q = p + end;
+
+	while (count > 0) {
+		q = q > p ? memrchr(p, '\n', (size_t)(q - p)) : NULL;
+		if (!q)
+			return -1;
+		count--;
+	}
+	return q - p;
+}
+
+static bool control(unsigned char c)
+{
+	return c < 0x20;
+}
+
+/* At the newline at i: a run of text of printable ASCII only (from a
+ * control or p's start), "\r\n" and a printable byte. libvterm 0.1.4
+ * decodes a run that begins with ASCII with G0's decoder (UTF-8 too,
+ * with its own state), which such a run leaves clean. */
+static bool sync_at(const char *p, size_t n, long i)
+{
+	long j = i - 2;
+
+	if (i < 2 || p[i - 1] != '\r' || (size_t)i + 1 >= n ||
+	    !printable((unsigned char)p[i + 1]))
+		return false;
+	while (j >= 0 && printable((unsigned char)p[j]))
+		j--;
+	return j < i - 2 && (j < 0 || control((unsigned char)p[j]));
+}
+
+/* Whether p[from, to) has text that libvterm 0.1.4 may decode with its
+ * second UTF-8 decoder (a byte from 0x80 after a control or ASCII: G0's
+ * decoder, when G0 is a table, stops there), whose state a drop would
+ * change unless it drops none or the kept text cleans it in both feeds
+ * before the sync point. */
+static bool other_text(const char *p, long from, long to)
+{
+	for (long i = from; i < to; i++)
+		if ((unsigned char)p[i] >= 0x80 &&
+		    (i == from || (unsigned char)p[i - 1] < 0x80))
+			return true;
+	return false;
+}
+
+/* Whether p[from, to) has a run of text that cleans that decoder: from a
+ * control, a byte that begins a character, to ASCII before a control. */
+static bool cleaning_run(const char *p, long from, long to)
+{
+	for (long i = from; i < to; i++) {
+		unsigned char c = (unsigned char)p[i];
+		long e = i;
+
+		if (c < 0xc0 || c >= 0xfe ||
+		    (i > from && !control((unsigned char)p[i - 1])))
+			continue;
+		while (e + 1 < to && !control((unsigned char)p[e + 1]))
+			e++;
+		if (e + 1 < to && printable((unsigned char)p[e]))
+			return true;
+	}
+	return false;
+}
+
+size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max)
+{
+	long s = nth_newline_back(p, (long)n, (size_t)rows + sb_max + 1), c;
+
+	/* the latest sync point that many newlines before the end */
+	while (s >= 0 && !sync_at(p, n, s))
+		s = nth_newline_back(p, s, 1);
+	if (s < 0)
+		return 0;
+	/* rows newlines before it, the latest "\r\n" */
+	c = nth_newline_back(p, s, (size_t)rows + 1);
+	while (c >= 0 && !(c >= 1 && p[c - 1] == '\r'))
+		c = nth_newline_back(p, c, 1);
+	if (c < 0)
+		return 0;
+	if (other_text(p, 0, c + 1) && !cleaning_run(p, c + 1, s))
+		return 0;
+	return (size_t)c + 1;
+}

@@ -1,0 +1,75 @@
+/*
+ * vtskip.h - which of what a program prints the screen (term.c) may skip:
+ * an escape scanner over every byte, kept across chunks, that mirrors
+ * libvterm 0.1.4's parser closely enough to say when a byte is plain
+ * text in the ground state and whether scroll margins may be set; and
+ * where a run of plain text may be cut so that what comes before the cut
+ * can never be seen again.
+ */
+#ifndef SFS_VTSKIP_H
+#define SFS_VTSKIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum vtskip_state {
+	VTSKIP_GROUND,
+	VTSKIP_ESC,
+	VTSKIP_CSI_LEADER,
+	VTSKIP_CSI_ARGS,
+	VTSKIP_CSI_INTERMED,
+	VTSKIP_STRING,	      /* OSC, DCS, and SOS, PM, APC (here only) */
+	VTSKIP_ESC_IN_STRING, /* an ESC in one: ST if '\' follows */
+};
+
+struct vtskip {
+	enum vtskip_state state;
+	int rows;	    /* of the screen: DECSTBM 1;rows is no margin */
+	bool esc_intermed;  /* ESC then intermediates (ESC ( 0 ...) */
+	bool leader, qmark; /* CSI leader bytes; exactly one, '?' */
+	bool intermed;	    /* CSI intermediates */
+	int argc;	    /* arguments so far, libvterm's csi_argi */
+	long arg[2];	    /* the first two; -1 while missing */
+	bool big;	    /* an argument past what is checked exactly */
+	bool tb_margins;    /* DECSTBM other than the full screen */
+	bool lr_margins;    /* DECLRMM on (CSI ? 69 h) */
+	bool shift;	    /* SS2 or SS3 came: a run may take G2, G3 */
+};
+
+void vtskip_init(struct vtskip *s, int rows);
+/* The screen's height changed (libvterm keeps a set region set). */
+void vtskip_rows(struct vtskip *s, int rows);
+/* Whether scroll margins may be in effect (when unsure: yes), or a
+ * single shift (SS2, SS3) came since the last RIS: text is not held. */
+bool vtskip_margins(const struct vtskip *s);
+/* Plain: 0x20-0x7e, bytes from 0x80 (UTF-8), \r, \n and \t. */
+static inline bool vtskip_is_plain(unsigned char c)
+{
+	return (c >= 0x20 && c != 0x7f) || c == '\r' || c == '\n' || c == '\t';
+}
+/* The length of p's longest prefix that is plain text in the ground
+ * state with no margins (it changes no state of the scanner's). */
+size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
+/* Whether c must not reach libvterm 0.1.4: a 16th separator of a CSI's
+ * arguments, which it would write past their array (and crash); what
+ * follows it is taken as if it had not come. */
+bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
+/* Takes the bytes of p, in order, and returns how many: all n, or (when
+ * stop) the first byte and those after it up to the first that
+ * vtskip_plain would take; never an unsafe byte (it stops before). */
+size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop);
+/*
+ * Where the plain text p (n bytes, written in the ground state with no
+ * margins) may be cut: the offset just after a "\r\n" such that feeding
+ * "\r" and what follows the cut leaves the screen (rows high), the last
+ * sb_max scrolled-off lines and the cursor exactly as feeding all of p
+ * would; 0 when there is none. The text after the cut must hold, after
+ * rows more newlines, a line of printable ASCII, "\r\n" and a printable
+ * byte (from there both feeds are in the same state but for the cells,
+ * libvterm's decoders too: see vtskip.c), then rows + sb_max more
+ * newlines (which push every differing row off the
+ * screen and out of the scrolled-off lines). The latest such cut.
+ */
+size_t vtskip_cut(const char *p, size_t n, int rows, size_t sb_max);
+
+#endif
