@@ -24,10 +24,13 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "files.h"
 #include "mountpoint.h"
+#include "sessions/safepath.h"
 #include "ops.h"
 #include "park.h"
 #include "sessions/log.h"
@@ -265,6 +268,21 @@ static int serve(void)
 	return rc < 0 ? 1 : 0;
 }
 
+/* The mount's device, for the paths the daemon checks (safepath.h): read
+ * from the attributes the kernel has, since nothing answers requests
+ * yet. */
+static void note_mount_dev(const char *mountpoint)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, mountpoint, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) ==
+	    0)
+		safepath_set_mount(
+			makedev(stx.stx_dev_major, stx.stx_dev_minor));
+	else
+		log_msg(LOG_WARNING, "cannot read the mount's device: %m");
+}
+
 /* Mounts on mountpoint once it is fit for that: 0, or the exit status. */
 static int mount_at(const char *mountpoint)
 {
@@ -274,7 +292,10 @@ static int mount_at(const char *mountpoint)
 	if (rc < 0)
 		return rc == -EBUSY || rc == -ENOTDIR ? 2 : 1;
 	block_signals(&sigs);
-	return fuse_session_mount(se, mountpoint) == 0 ? 0 : 1;
+	if (fuse_session_mount(se, mountpoint) != 0)
+		return 1;
+	note_mount_dev(mountpoint);
+	return 0;
 }
 
 int main(int argc, char *argv[])

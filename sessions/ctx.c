@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "objs.h"
+#include "safepath.h"
 #include "sess.h"
 
 const char *ctx_lang_name(enum ctx_lang l)
@@ -129,7 +130,7 @@ int ctx_set_language(struct ctx *c, const char *v, size_t len)
 int ctx_set_cwd(struct ctx *c, const char *path)
 {
 	int rc = locked(c, "cwd");
-	struct stat st;
+	bool on_mount;
 	char *p;
 
 	if (rc < 0)
@@ -139,11 +140,9 @@ int ctx_set_cwd(struct ctx *c, const char *path)
 			   c->name);
 		return -EINVAL;
 	}
-	/* refused at the write, not found missing at the first code */
-	if (stat(path, &st) < 0)
-		rc = -errno;
-	else if (!S_ISDIR(st.st_mode))
-		rc = -ENOTDIR;
+	/* refused at the write, not found missing at the first code (one
+	 * in this mount is taken unchecked: safepath.h) */
+	rc = safepath_dir(path, &on_mount);
 	if (rc < 0) {
 		sess_error(c->sess, "contexts/%s/cwd: %s: %s", c->name, path,
 			   strerror(-rc));

@@ -12,6 +12,7 @@
 #include "conf/conf.h"
 #include "dirtree.h"
 #include "env.h"
+#include "safepath.h"
 #include "log.h"
 #include "sess.h"
 #include "shell.h"
@@ -166,8 +167,9 @@ int sess_unsetenv(struct sess *s, const char *name)
 
 int sess_chdir(struct sess *s, const char *path)
 {
-	struct stat st;
+	bool on_mount;
 	char *abs;
+	int rc;
 
 	if (path[0] != '/') {
 		if (asprintf(&abs, "%s/%s", s->cwd, path) < 0)
@@ -175,9 +177,9 @@ int sess_chdir(struct sess *s, const char *path)
 	} else if (!(abs = strdup(path))) {
 		return -ENOMEM;
 	}
-	if (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		int rc = stat(abs, &st) < 0 ? -errno : -ENOTDIR;
-
+	/* one in this mount is taken unchecked (safepath.h) */
+	rc = safepath_dir(abs, &on_mount);
+	if (rc < 0) {
 		sess_error(s, "cwd: %s: %s", abs, strerror(-rc));
 		free(abs);
 		return rc;

@@ -299,7 +299,8 @@ static void finalize(struct sess *s)
 	env_free(s);
 	errlog_free(&s->errs);
 	free(s->rbuf.p);
-	log_msg(LOG_INFO, "session %s: deleted", s->name);
+	if (s->name[0]) /* not a session made ahead that nobody took */
+		log_msg(LOG_INFO, "session %s: deleted", s->name);
 	free(s->cwd);
 	free(s);
 	if (cb)

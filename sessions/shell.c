@@ -39,6 +39,7 @@
 #include "conf/conf.h"
 #include "creds.h"
 #include "log.h"
+#include "safepath.h"
 #include "shell.h"
 #include "strbuf.h"
 #include "vclone.h"
@@ -233,8 +234,15 @@ static void make_argv(char **argv, const char *drv, const char *dir)
  * Returns its pid or -errno. */
 static pid_t start_child(struct spawn *sp)
 {
-	pid_t pid = vclone_run(sp->cg->dfd, child, sp);
+	bool on_mount = true;
+	pid_t pid = -1;
 
+	/* The daemon waits for that child until it execs: not while it
+	 * enters a directory in this mount, which only the daemon answers
+	 * (a cwd reported after `cd MOUNT/files/sub`), or one that may not
+	 * be there (the forked child falls back to "/"). */
+	if (safepath_dir(sp->cwd, &on_mount) == 0 && !on_mount)
+		pid = vclone_run(sp->cg->dfd, child, sp);
 	if (pid >= 0)
 		return pid;
 	sp->enter = true;

@@ -80,7 +80,7 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 /* The argument of the driver that makes it a template (sfsdrv's
  * DRV_TEMPLATE_ARG), and how long a fork from it may take. */
 #define SHELL_TEMPLATE_ARG "--template"
-#define SHELL_TEMPLATE_MS  2000
+#define SHELL_TEMPLATE_MS  100
 /* Starts a template shell (sessions/tmpl.c) as w->uid in w->cwd with
  * envp, in cg, talking through the socket *sock. Returns its pid or
  * -errno. */

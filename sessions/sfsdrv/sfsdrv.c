@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,8 @@
 extern int read_but_dont_execute; /* set -n */
 extern int trapped_signal_received;
 extern void get_original_signal(int);
+extern struct timeval shellstart; /* $SECONDS counts from it */
+extern time_t shell_start_time;
 
 /* one SPIN round of the control line: driver.c's SPIN_POLL_US */
 #define ROUND_NS 4000
@@ -294,11 +297,26 @@ static int run_text(const char *name)
 	return status;
 }
 
+/* A shell's $SECONDS counts from its first run, as one started for that
+ * run would: a shell made ahead (forked from the template or started)
+ * may wait long for it. */
+static void start_clock(void)
+{
+	static bool started;
+
+	if (started)
+		return;
+	started = true;
+	gettimeofday(&shellstart, NULL);
+	shell_start_time = shellstart.tv_sec;
+}
+
 static int run_one(const char *id, const char *gen, char flag)
 {
 	char name[64];
 	int status = 126;
 
+	start_clock();
 	arm_abort();
 	clear_exec_state();
 	aborted = 0;

@@ -27,7 +27,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "builtins.h"
@@ -36,10 +35,6 @@
 #include "jobs.h"
 #include "externs.h"
 #include "drv.h"
-
-/* bash's, not in its installed headers */
-extern struct timeval shellstart;
-extern time_t shell_start_time;
 
 #define NFDS 3 /* the cgroup, the control pipe's read end, the result's */
 
@@ -100,8 +95,6 @@ static int child_shell(const int *fds, pid_t daemon)
 	shell_pgrp = original_pgrp = me;
 	seedrand();
 	seedrand32();
-	gettimeofday(&shellstart, NULL);
-	shell_start_time = shellstart.tv_sec;
 	return 0;
 }
 

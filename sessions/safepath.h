@@ -1,0 +1,18 @@
+/*
+ * safepath.h - a user's directory checked without a lookup in this
+ * daemon's own mount (see safepath.c).
+ */
+#ifndef SFS_SAFEPATH_H
+#define SFS_SAFEPATH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* The device of the mount this daemon serves (0 and unset: none). */
+void safepath_set_mount(dev_t dev);
+/* 0 when the absolute path names a directory, or when its walk reached
+ * the mount (*on_mount, the rest unchecked); else -errno (ENOENT,
+ * ENOTDIR, ELOOP, EINVAL for a relative path...). */
+int safepath_dir(const char *path, bool *on_mount);
+
+#endif
