@@ -7,7 +7,13 @@
  * makes fewer bytes skippable. What it tracks of the state is whether a
  * scroll region may be set: DECSTBM as state.c computes it, DECLRMM, and
  * RIS that resets both (DECSTR, CSI ! p, never reaches libvterm 0.1.4's
- * handler: '!' is not an intermediate it accepts).
+ * handler: '!' is not an intermediate it accepts). And whether the last
+ * character libvterm printed is printable ASCII (of width 1 in any of its
+ * character sets), which a REP may repeat: libvterm's REP advances by the
+ * width of the last glyph of its last run of text, 0 before any and for
+ * a lone combining character, -1 for a C1 code point in UTF-8; so after
+ * anything but ASCII (a byte from 0x80), or none (the start, RIS), a REP
+ * is not fed.
  */
 #include <stdint.h>
 #include <string.h>
@@ -132,6 +138,7 @@ static void escape(struct vtskip *s, unsigned char c)
 	/* libvterm takes DCS, CSI and OSC after intermediates too */
 	if (c == 'P' || c == ']' ||
 	    (!s->esc_intermed && (c == 'X' || c == '^' || c == '_'))) {
+		s->sos = c != 'P' && c != ']';
 		s->state = VTSKIP_STRING;
 		return;
 	}
@@ -147,7 +154,8 @@ static void escape(struct vtskip *s, unsigned char c)
 		s->shift = true; /* SS2, SS3 */
 	if (c >= 0x30 && c < 0x7f) {
 		if (c == 'c' && !s->esc_intermed) /* RIS */
-			s->tb_margins = s->lr_margins = s->shift = false;
+			s->tb_margins = s->lr_margins = s->shift = s->rep =
+				false;
 		s->state = VTSKIP_GROUND;
 	}
 	/* else (from 0x80) libvterm stays in its escape state */
@@ -200,8 +208,12 @@ static void step(struct vtskip *s, unsigned char c)
 	if (c < 0x20)
 		return; /* executed in any state, which it keeps */
 	switch (s->state) {
-	case VTSKIP_GROUND:
 	case VTSKIP_STRING:
+		if (s->sos) /* libvterm prints it */
+			s->rep = c < 0x7f;
+		return;
+	case VTSKIP_GROUND:
+		s->rep = c < 0x7f;
 		return;
 	case VTSKIP_ESC_IN_STRING:
 		if (c == '\\') {
@@ -219,10 +231,33 @@ static void step(struct vtskip *s, unsigned char c)
 	}
 }
 
+/* Whether c would end a CSI as a REP that libvterm may not survive. */
+static bool bad_rep(const struct vtskip *s, unsigned char c)
+{
+	return c == 'b' && !s->rep && !s->leader && !s->intermed &&
+	       (s->state == VTSKIP_CSI_LEADER || s->state == VTSKIP_CSI_ARGS ||
+		s->state == VTSKIP_CSI_INTERMED);
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
-	return s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
-	       s->argc >= ARGS_MAX - 1;
+	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
+		s->argc >= ARGS_MAX - 1) ||
+	       bad_rep(s, c);
+}
+
+const char *vtskip_instead(const struct vtskip *s, unsigned char c)
+{
+	return bad_rep(s, c) ? "\x18" : "";
+}
+
+void vtskip_text(struct vtskip *s, const char *p, size_t n)
+{
+	/* its last byte that is printed (controls are not) */
+	while (n > 0 && ((unsigned char)p[n - 1] < 0x20 || p[n - 1] == 0x7f))
+		n--;
+	if (n > 0)
+		s->rep = (unsigned char)p[n - 1] < 0x7f;
 }
 
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
@@ -235,10 +270,12 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 		/* in the ground state only ESC changes the state */
 		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
 			const char *esc = memchr(p + i, 0x1b, n - i);
+			size_t end = esc ? (size_t)(esc - p) : n;
 
+			vtskip_text(s, p + i, end - i);
 			if (!esc)
 				return n;
-			i = (size_t)(esc - p);
+			i = end;
 		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
 			return i;
 		}

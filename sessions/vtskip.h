@@ -34,6 +34,8 @@ struct vtskip {
 	bool tb_margins;    /* DECSTBM other than the full screen */
 	bool lr_margins;    /* DECLRMM on (CSI ? 69 h) */
 	bool shift;	    /* SS2 or SS3 came: a run may take G2, G3 */
+	bool sos;	    /* the string is SOS, PM or APC: text to libvterm */
+	bool rep;	    /* the last character printed is printable ASCII */
 };
 
 void vtskip_init(struct vtskip *s, int rows);
@@ -52,8 +54,18 @@ static inline bool vtskip_is_plain(unsigned char c)
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
 /* Whether c must not reach libvterm 0.1.4: a 16th separator of a CSI's
  * arguments, which it would write past their array (and crash); what
- * follows it is taken as if it had not come. */
+ * follows it is taken as if it had not come. Or the final byte of a REP
+ * (CSI Ps b) when the last character printed is not known to be of width
+ * 1: libvterm repeats it by advancing its width, and loops without end
+ * when that is 0 (none printed yet, a combining character) or less. */
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
+/* What goes to libvterm instead of the unsafe byte c (through
+ * vtskip_scan too): nothing for a separator; CAN for a REP's final byte,
+ * which ends the sequence (whose start libvterm may have) unperformed. */
+const char *vtskip_instead(const struct vtskip *s, unsigned char c);
+/* The plain text p (n bytes) went to libvterm without vtskip_scan (it
+ * was held): what a REP would repeat. */
+void vtskip_text(struct vtskip *s, const char *p, size_t n);
 /* Takes the bytes of p, in order, and returns how many: all n, or (when
  * stop) the first byte and those after it up to the first that
  * vtskip_plain would take; never an unsafe byte (it stops before). */

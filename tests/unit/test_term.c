@@ -1,9 +1,12 @@
 /* test_term.c - the screen of tty/ (term.c): what patterns expect may
  * take, the screen's version, a match (once per version, a tenth of the
- * time at most), and 2 columns with wide
- * characters (1 crashes libvterm 0.1.4, hence the minimum). */
+ * time at most), 2 columns with wide characters (1 crashes libvterm
+ * 0.1.4, hence the minimum), and REP, which libvterm 0.1.4 repeats
+ * forever unless the last character is of width 1 (each under a short
+ * timeout: a hang fails it). */
 #include <errno.h>
 #include <regex.h>
+#include "sessions/strbuf.h"
 #include "sessions/term.h"
 #include "unit.h"
 
@@ -119,15 +122,114 @@ START_TEST(two_columns_wide)
 }
 END_TEST
 
+/* The screen after feeding s (10 x rows, sb_max) in chunks of at most
+ * chunk bytes, as tty.c feeds, and the cursor's column. */
+static char *screen_after(const char *s, int rows, size_t sb_max, size_t chunk,
+			  int *col)
+{
+	struct term *t = term_new(10, rows, sb_max, drop, NULL);
+	size_t n = strlen(s), len;
+	char *scr;
+	int row;
+	bool visible;
+
+	for (size_t i = 0; i < n;) {
+		size_t c = n - i < chunk ? n - i : chunk;
+
+		i += term_take(t, s + i, c);
+	}
+	term_cursor(t, &row, col, &visible);
+	scr = term_screen(t, &len);
+	term_free(t);
+	return scr;
+}
+
+/* s leaves want on the first row and the cursor in column col (1-based),
+ * whole and one byte at a time. */
+static void rep_is(const char *s, const char *want, int col)
+{
+	for (size_t chunk = 1; chunk <= 1000; chunk += 999) {
+		int at;
+		char *row = screen_after(s, 5, 10, chunk, &at);
+
+		*strchr(row, '\n') = '\0'; /* the first row */
+
+		ck_assert_msg(strcmp(row, want) == 0, "%s: \"%s\"", s, row);
+		ck_assert_int_eq(at, col);
+		free(row);
+	}
+}
+
+START_TEST(rep_dropped)
+{
+	rep_is("\033[b", "", 1);
+	rep_is("\033[5b", "", 1);
+	rep_is("\033[bok", "ok", 3);
+	/* a combining character: merged into the 'e' or alone */
+	rep_is("e\xcc\x81\033[3b", "e\xcc\x81", 2);
+	rep_is("\xcc\x81\033[3bx", "x", 2);
+	rep_is("a\033c\033[3b", "", 1);		  /* RIS */
+	rep_is("\xc3\xa9\033[3b", "\xc3\xa9", 2); /* UTF-8 */
+	rep_is("\xe4\xb8\xad\033[3b", "\xe4\xb8\xad", 3);
+	/* SOS's text is printed by libvterm */
+	rep_is("a\033X\xcc\x81\033\\\033[3b", "a\xcc\x81", 2);
+}
+END_TEST
+
+START_TEST(rep_repeats)
+{
+	rep_is("a\033[5b", "aaaaaa", 7);
+	rep_is("a\033[b", "aa", 3);
+	rep_is("ab\r\033[2b", "bb", 3); /* from column 1 */
+	rep_is("\xc3\xa9x\033[2b", "\xc3\xa9xxx", 5);
+	rep_is("\033(0q\033[3b",
+	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80"
+	       "\xe2\x94\x80",
+	       5); /* DEC line drawing */
+	rep_is("a\033[31m\033[2b", "aaa", 4);
+	rep_is("a\033[?5b\033[>5b\033[5 b", "a", 2); /* not REP */
+	rep_is("a\033[20b", "aaaaaaaaaa", 10);
+}
+END_TEST
+
+/* Plain text that scrolls off is held, not scanned: what REP follows. */
+START_TEST(rep_after_held)
+{
+	struct strbuf b = { 0 };
+	int col;
+	char *row, *s;
+
+	for (int i = 0; i < 50; i++)
+		sb_add(&b, "line\r\n", 6);
+	sb_add(&b, "x\xc3\xa9\033[3b", 7);
+	s = sb_take(&b, &(size_t){ 0 });
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "line\nx\xc3\xa9\n");
+	free(row);
+	strcpy(s + 50 * 6, "xy\033[3b");
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "line\nxyyyy\n");
+	ck_assert_int_eq(col, 6);
+	free(row);
+	free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("term");
 	TCase *tc = tcase_create("term");
+	TCase *rep = tcase_create("rep");
 
 	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, versions_and_match);
 	tcase_add_test(tc, two_columns_wide);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(rep, 5);
+	tcase_add_test(rep, rep_dropped);
+	tcase_add_test(rep, rep_repeats);
+	tcase_add_test(rep, rep_after_held);
+	suite_add_tcase(s, rep);
 	return s;
 }
 

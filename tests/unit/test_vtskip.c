@@ -16,9 +16,13 @@ static void scan(struct vtskip *v, const char *s, size_t chunk)
 	for (size_t i = 0; i < n;) {
 		size_t c = n - i < chunk ? n - i : chunk;
 
-		if (vtskip_unsafe(v, (unsigned char)s[i]))
+		if (vtskip_unsafe(v, (unsigned char)s[i])) {
+			const char *sub =
+				vtskip_instead(v, (unsigned char)s[i]);
+
+			vtskip_scan(v, sub, strlen(sub), false);
 			i++; /* as term.c drops it */
-		else
+		} else
 			i += vtskip_scan(v, s + i, c, false);
 	}
 }
