@@ -14,7 +14,9 @@
  * every byte would give. A CSI's separators past the 15th are not fed:
  * libvterm 0.1.4 would write past its 16 arguments; nor is a REP that
  * may not follow a character of width 1 (it would loop without end): CAN
- * ends it instead.
+ * ends it instead; nor a C1 code point in UTF-8 (0xc2 0x80-0x9f, of width
+ * -1: the cursor would leave the screen), nor a control right after an
+ * ESC in a string (libvterm would read past the write); see vtskip.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -371,8 +373,8 @@ static void write_after_held(struct term *t, const char *p, size_t n)
  * feeds what goes instead of it. */
 static void drop(struct term *t, unsigned char c)
 {
-	const char *sub = vtskip_instead(&t->scan, c);
-	size_t n = strlen(sub);
+	char sub[2];
+	size_t n = vtskip_instead(&t->scan, c, sub);
 
 	if (n > 0) {
 		vtskip_scan(&t->scan, sub, n, false);

@@ -13,7 +13,9 @@
  * width of the last glyph of its last run of text, 0 before any and for
  * a lone combining character, -1 for a C1 code point in UTF-8; so after
  * anything but ASCII (a byte from 0x80), or none (the start, RIS), a REP
- * is not fed.
+ * is not fed. And whether the last byte was a text 0xc2, whose next byte
+ * must not make a C1 code point (of width -1: libvterm's cursor would go
+ * left of the screen and write there).
  */
 #include <stdint.h>
 #include <string.h>
@@ -38,23 +40,26 @@ bool vtskip_margins(const struct vtskip *s)
 	return s->tb_margins || s->lr_margins || s->shift;
 }
 
-/* Whether none of the 8 bytes at p is below 0x20 or 0x7f (a word at a
- * time: text is most of what a terminal gets). */
+/* Whether none of the 8 bytes at p is below 0x20, 0x7f or 0xc2 (a word
+ * at a time: text is most of what a terminal gets). */
 static bool all_text(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
-	uint64_t w, del;
+	uint64_t w, del, c2;
 
 	memcpy(&w, p, 8);
 	del = w ^ (ones * 0x7f);
-	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & high) == 0;
+	c2 = w ^ (ones * 0xc2);
+	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del) |
+		 ((c2 - ones) & ~c2)) &
+		high) == 0;
 }
 
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
 	size_t i = 0;
 
-	if (s->state != VTSKIP_GROUND || vtskip_margins(s))
+	if (s->state != VTSKIP_GROUND || vtskip_margins(s) || s->c2)
 		return 0;
 	while (i < n) {
 		size_t end;
@@ -63,7 +68,8 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 			i += 8;
 		/* the word with a control in it (\r\n mostly), or the end */
 		for (end = i + 8 < n ? i + 8 : n; i < end; i++)
-			if (!vtskip_is_plain((unsigned char)p[i]))
+			if (!vtskip_is_plain((unsigned char)p[i]) ||
+			    (unsigned char)p[i] == 0xc2)
 				return i;
 	}
 	return n;
@@ -186,6 +192,13 @@ static void csi_byte(struct vtskip *s, unsigned char c)
 		s->state = VTSKIP_GROUND; /* an invalid CSI ends */
 }
 
+/* A byte of text (from 0x20, not 0x7f) that libvterm prints. */
+static void text(struct vtskip *s, unsigned char c)
+{
+	s->rep = c < 0x7f;
+	s->c2 = c == 0xc2;
+}
+
 /* One byte, as libvterm's vterm_input_write takes it. */
 static void step(struct vtskip *s, unsigned char c)
 {
@@ -210,10 +223,10 @@ static void step(struct vtskip *s, unsigned char c)
 	switch (s->state) {
 	case VTSKIP_STRING:
 		if (s->sos) /* libvterm prints it */
-			s->rep = c < 0x7f;
+			text(s, c);
 		return;
 	case VTSKIP_GROUND:
-		s->rep = c < 0x7f;
+		text(s, c);
 		return;
 	case VTSKIP_ESC_IN_STRING:
 		if (c == '\\') {
@@ -239,16 +252,35 @@ static bool bad_rep(const struct vtskip *s, unsigned char c)
 		s->state == VTSKIP_CSI_INTERMED);
 }
 
+/* Whether c, after an ESC in an OSC or DCS, is a control (or NUL, DEL)
+ * that libvterm 0.1.4 takes as the string's new start: when a '\\'
+ * follows in the same write, it computes the string's length as -1 and
+ * reads past the write. The ESC after one, CAN and SUB are safe. */
+static bool bad_string_control(const struct vtskip *s, unsigned char c)
+{
+	return s->state == VTSKIP_ESC_IN_STRING && !s->sos &&
+	       (c == 0x7f || (c < 0x20 && c != 0x1b && c != 0x18 && c != 0x1a));
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
 	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
 		s->argc >= ARGS_MAX - 1) ||
-	       bad_rep(s, c);
+	       bad_rep(s, c) || bad_string_control(s, c) || (s->c2 && c < 0xa0);
 }
 
-const char *vtskip_instead(const struct vtskip *s, unsigned char c)
+size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 {
-	return bad_rep(s, c) ? "\x18" : "";
+	if (bad_rep(s, c)) {
+		out[0] = 0x18;
+		return 1;
+	}
+	if (s->c2 && c < 0x80) {
+		out[0] = (char)0xc3;
+		out[1] = (char)c;
+		return 2;
+	}
+	return 0;
 }
 
 void vtskip_text(struct vtskip *s, const char *p, size_t n)
@@ -257,7 +289,17 @@ void vtskip_text(struct vtskip *s, const char *p, size_t n)
 	while (n > 0 && ((unsigned char)p[n - 1] < 0x20 || p[n - 1] == 0x7f))
 		n--;
 	if (n > 0)
-		s->rep = (unsigned char)p[n - 1] < 0x7f;
+		text(s, (unsigned char)p[n - 1]);
+}
+
+/* Where the ground state's run from p[i] ends: at an ESC (the only byte
+ * that changes the state) or a 0xc2 (whose next byte is checked). */
+static size_t ground_end(const char *p, size_t i, size_t n)
+{
+	const char *esc = memchr(p + i, 0x1b, n - i);
+	const char *c2 = memchr(p + i, 0xc2, (esc ? (size_t)(esc - p) : n) - i);
+
+	return c2 ? (size_t)(c2 - p) : esc ? (size_t)(esc - p) : n;
 }
 
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
@@ -268,12 +310,12 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 		if (vtskip_unsafe(s, (unsigned char)p[i]))
 			return i;
 		/* in the ground state only ESC changes the state */
-		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
-			const char *esc = memchr(p + i, 0x1b, n - i);
-			size_t end = esc ? (size_t)(esc - p) : n;
+		if (s->state == VTSKIP_GROUND && !s->c2 &&
+		    (!stop || vtskip_margins(s))) {
+			size_t end = ground_end(p, i, n);
 
 			vtskip_text(s, p + i, end - i);
-			if (!esc)
+			if (end == n)
 				return n;
 			i = end;
 		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {

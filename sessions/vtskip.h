@@ -36,6 +36,7 @@ struct vtskip {
 	bool shift;	    /* SS2 or SS3 came: a run may take G2, G3 */
 	bool sos;	    /* the string is SOS, PM or APC: text to libvterm */
 	bool rep;	    /* the last character printed is printable ASCII */
+	bool c2;	    /* the last byte was text 0xc2 (a C1 may follow) */
 };
 
 void vtskip_init(struct vtskip *s, int rows);
@@ -50,19 +51,29 @@ static inline bool vtskip_is_plain(unsigned char c)
 	return (c >= 0x20 && c != 0x7f) || c == '\r' || c == '\n' || c == '\t';
 }
 /* The length of p's longest prefix that is plain text in the ground
- * state with no margins (it changes no state of the scanner's). */
+ * state with no margins, without a 0xc2 (whose next byte is checked: see
+ * vtskip_unsafe); it changes no state of the scanner's. */
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
 /* Whether c must not reach libvterm 0.1.4: a 16th separator of a CSI's
  * arguments, which it would write past their array (and crash); what
  * follows it is taken as if it had not come. Or the final byte of a REP
  * (CSI Ps b) when the last character printed is not known to be of width
  * 1: libvterm repeats it by advancing its width, and loops without end
- * when that is 0 (none printed yet, a combining character) or less. */
+ * when that is 0 (none printed yet, a combining character) or less. Or
+ * a control, NUL or DEL right after an ESC in an OSC or DCS: libvterm
+ * would read past the write when a '\\' follows. Or a byte below 0xa0
+ * after a text 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to
+ * libvterm, whose cursor then leaves the screen to its left (and writes
+ * there); anything else below leaves the 0xc2 in a decoder for later. */
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
 /* What goes to libvterm instead of the unsafe byte c (through
- * vtskip_scan too): nothing for a separator; CAN for a REP's final byte,
- * which ends the sequence (whose start libvterm may have) unperformed. */
-const char *vtskip_instead(const struct vtskip *s, unsigned char c);
+ * vtskip_scan too), into out (2 bytes); its length. Nothing for a
+ * separator and for a C1 code point's second byte; CAN for a REP's final
+ * byte, which ends the sequence (whose start libvterm may have)
+ * unperformed; after a 0xc2 that a byte below 0x80 breaks, 0xc3 and that
+ * byte: the 0xc3 takes the place of the 0xc2 in whichever decoder has it
+ * (and makes a printable character with any second byte). */
+size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out);
 /* The plain text p (n bytes) went to libvterm without vtskip_scan (it
  * was held): what a REP would repeat. */
 void vtskip_text(struct vtskip *s, const char *p, size_t n);

@@ -146,7 +146,7 @@ static char *screen_after(const char *s, int rows, size_t sb_max, size_t chunk,
 
 /* s leaves want on the first row and the cursor in column col (1-based),
  * whole and one byte at a time. */
-static void rep_is(const char *s, const char *want, int col)
+static void row_is(const char *s, const char *want, int col)
 {
 	for (size_t chunk = 1; chunk <= 1000; chunk += 999) {
 		int at;
@@ -162,33 +162,69 @@ static void rep_is(const char *s, const char *want, int col)
 
 START_TEST(rep_dropped)
 {
-	rep_is("\033[b", "", 1);
-	rep_is("\033[5b", "", 1);
-	rep_is("\033[bok", "ok", 3);
+	row_is("\033[b", "", 1);
+	row_is("\033[5b", "", 1);
+	row_is("\033[bok", "ok", 3);
 	/* a combining character: merged into the 'e' or alone */
-	rep_is("e\xcc\x81\033[3b", "e\xcc\x81", 2);
-	rep_is("\xcc\x81\033[3bx", "x", 2);
-	rep_is("a\033c\033[3b", "", 1);		  /* RIS */
-	rep_is("\xc3\xa9\033[3b", "\xc3\xa9", 2); /* UTF-8 */
-	rep_is("\xe4\xb8\xad\033[3b", "\xe4\xb8\xad", 3);
+	row_is("e\xcc\x81\033[3b", "e\xcc\x81", 2);
+	row_is("\xcc\x81\033[3bx", "x", 2);
+	row_is("a\033c\033[3b", "", 1);		  /* RIS */
+	row_is("\xc3\xa9\033[3b", "\xc3\xa9", 2); /* UTF-8 */
+	row_is("\xe4\xb8\xad\033[3b", "\xe4\xb8\xad", 3);
 	/* SOS's text is printed by libvterm */
-	rep_is("a\033X\xcc\x81\033\\\033[3b", "a\xcc\x81", 2);
+	row_is("a\033X\xcc\x81\033\\\033[3b", "a\xcc\x81", 2);
 }
 END_TEST
 
 START_TEST(rep_repeats)
 {
-	rep_is("a\033[5b", "aaaaaa", 7);
-	rep_is("a\033[b", "aa", 3);
-	rep_is("ab\r\033[2b", "bb", 3); /* from column 1 */
-	rep_is("\xc3\xa9x\033[2b", "\xc3\xa9xxx", 5);
-	rep_is("\033(0q\033[3b",
+	row_is("a\033[5b", "aaaaaa", 7);
+	row_is("a\033[b", "aa", 3);
+	row_is("ab\r\033[2b", "bb", 3); /* from column 1 */
+	row_is("\xc3\xa9x\033[2b", "\xc3\xa9xxx", 5);
+	row_is("\033(0q\033[3b",
 	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80"
 	       "\xe2\x94\x80",
 	       5); /* DEC line drawing */
-	rep_is("a\033[31m\033[2b", "aaa", 4);
-	rep_is("a\033[?5b\033[>5b\033[5 b", "a", 2); /* not REP */
-	rep_is("a\033[20b", "aaaaaaaaaa", 10);
+	row_is("a\033[31m\033[2b", "aaa", 4);
+	row_is("a\033[?5b\033[>5b\033[5 b", "a", 2); /* not REP */
+	row_is("a\033[20b", "aaaaaaaaaa", 10);
+}
+END_TEST
+
+/* A C1 code point in UTF-8 (0xc2 0x80-0x9f) is of width -1 to libvterm
+ * 0.1.4: its cursor would go left of the screen; its second byte is not
+ * fed, nor is the 0xc2 left for a later one. */
+START_TEST(c1_dropped)
+{
+	struct strbuf b = { 0 };
+	char *s;
+
+	row_is("\xc2\x85x", "\xef\xbf\xbd\xef\xbf\xbdx", 4);
+	row_is("\xc2\r\x85x", "\xc3\x85x", 3);
+	row_is("\xc2\033[31m\x85x", "\xef\xbf\xbd\xc3\x85x", 4);
+	row_is("\xc2\xc2\xa9", "\xef\xbf\xbd\xc2\xa9", 3);
+	row_is("\xc3\xa9\xe2\x80\x94", "\xc3\xa9\xe2\x80\x94", 3);
+	for (int i = 0; i < 4; i++) /* the 0xc2 broken by the next */
+		sb_add(&b, "\xc2\x85", 2);
+	sb_add(&b, "ok", 2);
+	s = sb_take(&b, &(size_t){ 0 });
+	row_is(s,
+	       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdok",
+	       8);
+	free(s);
+}
+END_TEST
+
+/* A control right after an ESC in a DCS or OSC, then ST: libvterm 0.1.4
+ * would read past the write; the control is not fed. */
+START_TEST(string_control)
+{
+	row_is("\033P\033\n\\ok", "ok", 3);
+	row_is("\033]0;x\033\r\\ok", "ok", 3);
+	row_is("\033P\033\a\\ok", "ok", 3);
+	row_is("\033P\033\x7f\\ok", "ok", 3);
+	row_is("\033Xa\033\n\\ok", "a", 4); /* SOS: text, \n moves */
 }
 END_TEST
 
@@ -229,6 +265,8 @@ static Suite *suite(void)
 	tcase_add_test(rep, rep_dropped);
 	tcase_add_test(rep, rep_repeats);
 	tcase_add_test(rep, rep_after_held);
+	tcase_add_test(rep, c1_dropped);
+	tcase_add_test(rep, string_control);
 	suite_add_tcase(s, rep);
 	return s;
 }

@@ -17,10 +17,10 @@ static void scan(struct vtskip *v, const char *s, size_t chunk)
 		size_t c = n - i < chunk ? n - i : chunk;
 
 		if (vtskip_unsafe(v, (unsigned char)s[i])) {
-			const char *sub =
-				vtskip_instead(v, (unsigned char)s[i]);
+			char sub[2];
+			size_t k = vtskip_instead(v, (unsigned char)s[i], sub);
 
-			vtskip_scan(v, sub, strlen(sub), false);
+			vtskip_scan(v, sub, k, false);
 			i++; /* as term.c drops it */
 		} else
 			i += vtskip_scan(v, s + i, c, false);
