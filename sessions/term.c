@@ -15,8 +15,8 @@
  * libvterm 0.1.4 would write past its 16 arguments; nor is a REP that
  * may not follow a character of width 1 (it would loop without end): CAN
  * ends it instead; nor a C1 code point in UTF-8 (0xc2 0x80-0x9f, of width
- * -1: the cursor would leave the screen), nor a control right after an
- * ESC in a string (libvterm would read past the write); see vtskip.h.
+ * -1: the cursor would leave the screen), nor a control in an OSC or
+ * DCS (libvterm would read past the write at its end); see vtskip.h.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -252,14 +252,19 @@ static bool bad_rep(const struct vtskip *s, unsigned char c)
 		s->state == VTSKIP_CSI_INTERMED);
 }
 
-/* Whether c, after an ESC in an OSC or DCS, is a control (or NUL, DEL)
- * that libvterm 0.1.4 takes as the string's new start: when a '\\'
- * follows in the same write, it computes the string's length as -1 and
- * reads past the write. The ESC after one, CAN and SUB are safe. */
+/* Whether c, in an OSC or DCS, is a control (or NUL, DEL) that libvterm
+ * 0.1.4 takes as a new start of the string's text: then at its ST (ESC
+ * '\\') in the same write right after an ESC, or with the ESC at the end
+ * of a write and the '\\' at the start of the next, it takes the text's
+ * length for -1 and reads past the write. Safe: ESC, CAN and SUB, and
+ * BEL that ends the string (not right after an ESC). */
 static bool bad_string_control(const struct vtskip *s, unsigned char c)
 {
-	return s->state == VTSKIP_ESC_IN_STRING && !s->sos &&
-	       (c == 0x7f || (c < 0x20 && c != 0x1b && c != 0x18 && c != 0x1a));
+	bool in = s->state == VTSKIP_STRING || s->state == VTSKIP_ESC_IN_STRING;
+
+	return in && !s->sos &&
+	       (c == 0x7f || (c < 0x20 && c != 0x1b && c != 0x18 && c != 0x1a &&
+			      !(c == 0x07 && s->state == VTSKIP_STRING)));
 }
 
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)

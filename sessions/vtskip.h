@@ -60,8 +60,8 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
  * (CSI Ps b) when the last character printed is not known to be of width
  * 1: libvterm repeats it by advancing its width, and loops without end
  * when that is 0 (none printed yet, a combining character) or less. Or
- * a control, NUL or DEL right after an ESC in an OSC or DCS: libvterm
- * would read past the write when a '\\' follows. Or a byte below 0xa0
+ * a control (but BEL that ends it), NUL or DEL in an OSC or DCS: libvterm
+ * would read past the write at its ST. Or a byte below 0xa0
  * after a text 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to
  * libvterm, whose cursor then leaves the screen to its left (and writes
  * there); anything else below leaves the 0xc2 in a decoder for later. */

@@ -216,10 +216,25 @@ START_TEST(c1_dropped)
 }
 END_TEST
 
-/* A control right after an ESC in a DCS or OSC, then ST: libvterm 0.1.4
- * would read past the write; the control is not fed. */
+/* A control in a DCS or OSC, then ST (in the same write or ESC and '\\'
+ * in two): libvterm 0.1.4 would read past the write; the control is not
+ * fed (nor NUL, DEL). */
 START_TEST(string_control)
 {
+	struct term *t = term_new(10, 3, 0, drop, NULL);
+	char *scr;
+	size_t len;
+
+	term_feed(t, "\033P1\nab\033", 7);
+	term_feed(t, "\\ok", 3);
+	term_feed(t, "\033]0;a\0\033", 7);
+	term_feed(t, "\\!", 2);
+	scr = term_screen(t, &len);
+	ck_assert_str_eq(scr, "ok!\n\n\n");
+	free(scr);
+	term_free(t);
+	row_is("\033P1\n\033\\ok", "ok", 3);
+	row_is("\033]0;\ra\033\\ok", "ok", 3);
 	row_is("\033P\033\n\\ok", "ok", 3);
 	row_is("\033]0;x\033\r\\ok", "ok", 3);
 	row_is("\033P\033\a\\ok", "ok", 3);
