@@ -16,7 +16,8 @@
  * may not follow a character of width 1 (it would loop without end): CAN
  * ends it instead; nor a C1 code point in UTF-8 (0xc2 0x80-0x9f, of width
  * -1: the cursor would leave the screen), nor a control in an OSC or
- * DCS (libvterm would read past the write at its end); see vtskip.h.
+ * DCS (libvterm would read past the write at its end), nor the end of a
+ * DECRQSS that libvterm does not know (it would crash); see vtskip.h.
  */
 #include <errno.h>
 #include <stdlib.h>

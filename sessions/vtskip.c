@@ -145,6 +145,8 @@ static void escape(struct vtskip *s, unsigned char c)
 	if (c == 'P' || c == ']' ||
 	    (!s->esc_intermed && (c == 'X' || c == '^' || c == '_'))) {
 		s->sos = c != 'P' && c != ']';
+		s->dcs = c == 'P';
+		s->reqn = 0;
 		s->state = VTSKIP_STRING;
 		return;
 	}
@@ -224,6 +226,9 @@ static void step(struct vtskip *s, unsigned char c)
 	case VTSKIP_STRING:
 		if (s->sos) /* libvterm prints it */
 			text(s, c);
+		if (s->reqn < 4)
+			s->req[s->reqn] = c;
+		s->reqn += s->reqn < 5;
 		return;
 	case VTSKIP_GROUND:
 		text(s, c);
@@ -267,16 +272,36 @@ static bool bad_string_control(const struct vtskip *s, unsigned char c)
 			      !(c == 0x07 && s->state == VTSKIP_STRING)));
 }
 
+/* Whether c ends a DCS (BEL, or '\\' after ESC) that is a DECRQSS
+ * libvterm 0.1.4 does not answer right: one of SGR, DECSTBM, DECSLRM,
+ * DECSCUSR, DECSCA it answers, any other crashes it. */
+static bool bad_request(const struct vtskip *s, unsigned char c)
+{
+	static const char *const known[] = { "$qm", "$qr", "$qs", "$q q",
+					     "$q\"q" };
+	bool end = (s->state == VTSKIP_STRING && c == 0x07) ||
+		   (s->state == VTSKIP_ESC_IN_STRING && c == '\\');
+
+	if (!end || !s->dcs || s->reqn < 2 || memcmp(s->req, "$q", 2) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if ((size_t)s->reqn == strlen(known[i]) &&
+		    memcmp(s->req, known[i], (size_t)s->reqn) == 0)
+			return false;
+	return true;
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
 	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
 		s->argc >= ARGS_MAX - 1) ||
-	       bad_rep(s, c) || bad_string_control(s, c) || (s->c2 && c < 0xa0);
+	       bad_rep(s, c) || bad_string_control(s, c) || bad_request(s, c) ||
+	       (s->c2 && c < 0xa0);
 }
 
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 {
-	if (bad_rep(s, c)) {
+	if (bad_rep(s, c) || bad_request(s, c)) {
 		out[0] = 0x18;
 		return 1;
 	}

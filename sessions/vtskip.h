@@ -37,6 +37,9 @@ struct vtskip {
 	bool sos;	    /* the string is SOS, PM or APC: text to libvterm */
 	bool rep;	    /* the last character printed is printable ASCII */
 	bool c2;	    /* the last byte was text 0xc2 (a C1 may follow) */
+	bool dcs;	    /* the string is a DCS */
+	unsigned char req[4]; /* its first bytes (DECRQSS: "$q" and more) */
+	int reqn;	      /* its bytes, counted up to 5 */
 };
 
 void vtskip_init(struct vtskip *s, int rows);
@@ -61,7 +64,9 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
  * 1: libvterm repeats it by advancing its width, and loops without end
  * when that is 0 (none printed yet, a combining character) or less. Or
  * a control (but BEL that ends it), NUL or DEL in an OSC or DCS: libvterm
- * would read past the write at its ST. Or a byte below 0xa0
+ * would read past the write at its ST. Or the end (BEL, ST's '\\') of
+ * a DECRQSS (DCS $ q) that libvterm 0.1.4 does not know, whose answer it
+ * formats with an int for a pointer (and crashes). Or a byte below 0xa0
  * after a text 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to
  * libvterm, whose cursor then leaves the screen to its left (and writes
  * there); anything else below leaves the 0xc2 in a decoder for later. */
@@ -69,8 +74,8 @@ bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
 /* What goes to libvterm instead of the unsafe byte c (through
  * vtskip_scan too), into out (2 bytes); its length. Nothing for a
  * separator and for a C1 code point's second byte; CAN for a REP's final
- * byte, which ends the sequence (whose start libvterm may have)
- * unperformed; after a 0xc2 that a byte below 0x80 breaks, 0xc3 and that
+ * byte and a DECRQSS's end, which ends the sequence (whose start libvterm
+ * may have) unperformed; after a 0xc2 that a byte below 0x80 breaks, 0xc3 and that
  * byte: the 0xc3 takes the place of the 0xc2 in whichever decoder has it
  * (and makes a printable character with any second byte). */
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out);

@@ -53,6 +53,12 @@ static void drop(void *arg, const char *buf, size_t len)
 	(void)len;
 }
 
+/* What the terminal answers, into the strbuf arg. */
+static void out(void *arg, const char *buf, size_t len)
+{
+	sb_add(arg, buf, len);
+}
+
 START_TEST(versions_and_match)
 {
 	struct term *a = term_new(80, 24, 10, drop, NULL);
@@ -243,6 +249,27 @@ START_TEST(string_control)
 }
 END_TEST
 
+/* A DECRQSS (DCS $ q) that libvterm 0.1.4 does not know crashes it
+ * (sprintf of an int for a string): it is ended by CAN instead; a known
+ * one is answered. */
+START_TEST(unknown_request)
+{
+	struct strbuf b = { 0 };
+	struct term *t = term_new(10, 3, 0, out, &b);
+	const char *req[] = { "\033P$q1\033\\", "\033P$qmm\007",
+			      "\033P$q\xc3\xa9\033\\", "\033P$q\033\\" };
+
+	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
+		term_feed(t, req[i], strlen(req[i]));
+	ck_assert_uint_eq(b.len, 0);
+	term_feed(t, "\033P$qr\033\\ok", 10);
+	ck_assert_uint_gt(b.len, 0); /* DECSTBM's answer */
+	term_free(t);
+	free(b.p);
+	row_is("\033P$q1\033\\ok", "ok", 3);
+}
+END_TEST
+
 /* Plain text that scrolls off is held, not scanned: what REP follows. */
 START_TEST(rep_after_held)
 {
@@ -282,6 +309,7 @@ static Suite *suite(void)
 	tcase_add_test(rep, rep_after_held);
 	tcase_add_test(rep, c1_dropped);
 	tcase_add_test(rep, string_control);
+	tcase_add_test(rep, unknown_request);
 	suite_add_tcase(s, rep);
 	return s;
 }
