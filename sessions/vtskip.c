@@ -146,7 +146,7 @@ static void escape(struct vtskip *s, unsigned char c)
 	    (!s->esc_intermed && (c == 'X' || c == '^' || c == '_'))) {
 		s->sos = c != 'P' && c != ']';
 		s->dcs = c == 'P';
-		s->reqn = 0;
+		s->rq = s->rq_tail_n = s->rq_prev = 0;
 		s->state = VTSKIP_STRING;
 		return;
 	}
@@ -201,6 +201,20 @@ static void text(struct vtskip *s, unsigned char c)
 	s->c2 = c == 0xc2;
 }
 
+/* A byte of a string: where "$q" came in it, and what followed. */
+static void request(struct vtskip *s, unsigned char c)
+{
+	if (s->rq_prev == '$' && c == 'q') {
+		s->rq += s->rq < 2;
+		s->rq_tail_n = 0;
+	} else if (s->rq > 0) {
+		if (s->rq_tail_n < 2)
+			s->rq_tail[s->rq_tail_n] = c;
+		s->rq_tail_n += s->rq_tail_n < 3;
+	}
+	s->rq_prev = c;
+}
+
 /* One byte, as libvterm's vterm_input_write takes it. */
 static void step(struct vtskip *s, unsigned char c)
 {
@@ -226,9 +240,7 @@ static void step(struct vtskip *s, unsigned char c)
 	case VTSKIP_STRING:
 		if (s->sos) /* libvterm prints it */
 			text(s, c);
-		if (s->reqn < 4)
-			s->req[s->reqn] = c;
-		s->reqn += s->reqn < 5;
+		request(s, c);
 		return;
 	case VTSKIP_GROUND:
 		text(s, c);
@@ -272,23 +284,22 @@ static bool bad_string_control(const struct vtskip *s, unsigned char c)
 			      !(c == 0x07 && s->state == VTSKIP_STRING)));
 }
 
-/* Whether c ends a DCS (BEL, or '\\' after ESC) that is a DECRQSS
- * libvterm 0.1.4 does not answer right: one of SGR, DECSTBM, DECSLRM,
- * DECSCUSR, DECSCA it answers, any other crashes it. */
+/* Whether c ends a DCS (BEL, or '\\' after ESC) with a DECRQSS that
+ * libvterm 0.1.4 may not answer right: it answers SGR, DECSTBM, DECSLRM,
+ * DECSCUSR and DECSCA ("$q" then m, r, s, " q", "\"q"), one "$q" only. */
 static bool bad_request(const struct vtskip *s, unsigned char c)
 {
-	static const char *const known[] = { "$qm", "$qr", "$qs", "$q q",
-					     "$q\"q" };
+	const unsigned char *t = s->rq_tail;
 	bool end = (s->state == VTSKIP_STRING && c == 0x07) ||
 		   (s->state == VTSKIP_ESC_IN_STRING && c == '\\');
 
-	if (!end || !s->dcs || s->reqn < 2 || memcmp(s->req, "$q", 2) != 0)
+	if (!end || !s->dcs || s->rq == 0)
 		return false;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if ((size_t)s->reqn == strlen(known[i]) &&
-		    memcmp(s->req, known[i], (size_t)s->reqn) == 0)
-			return false;
-	return true;
+	if (s->rq > 1)
+		return true;
+	if (s->rq_tail_n == 1)
+		return t[0] != 'm' && t[0] != 'r' && t[0] != 's';
+	return s->rq_tail_n != 2 || t[1] != 'q' || (t[0] != ' ' && t[0] != '"');
 }
 
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)

@@ -38,8 +38,9 @@ struct vtskip {
 	bool rep;	    /* the last character printed is printable ASCII */
 	bool c2;	    /* the last byte was text 0xc2 (a C1 may follow) */
 	bool dcs;	    /* the string is a DCS */
-	unsigned char req[4]; /* its first bytes (DECRQSS: "$q" and more) */
-	int reqn;	      /* its bytes, counted up to 5 */
+	int rq;		    /* the "$q" in it (DECRQSS): 0, 1, 2 for more */
+	unsigned char rq_prev, rq_tail[2]; /* its last byte; after "$q" */
+	int rq_tail_n;			   /* bytes after "$q", up to 3 */
 };
 
 void vtskip_init(struct vtskip *s, int rows);
@@ -65,8 +66,10 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
  * when that is 0 (none printed yet, a combining character) or less. Or
  * a control (but BEL that ends it), NUL or DEL in an OSC or DCS: libvterm
  * would read past the write at its ST. Or the end (BEL, ST's '\\') of
- * a DECRQSS (DCS $ q) that libvterm 0.1.4 does not know, whose answer it
- * formats with an int for a pointer (and crashes). Or a byte below 0xa0
+ * a DCS with a DECRQSS ("$q") that libvterm 0.1.4 does not know, whose
+ * answer it formats with an int for a string pointer; as it takes for the
+ * DCS what came in the write of its end, any "$q" in it must begin a
+ * known request that ends the DCS. Or a byte below 0xa0
  * after a text 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to
  * libvterm, whose cursor then leaves the screen to its left (and writes
  * there); anything else below leaves the 0xc2 in a decoder for later. */

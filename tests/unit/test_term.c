@@ -256,11 +256,15 @@ START_TEST(unknown_request)
 {
 	struct strbuf b = { 0 };
 	struct term *t = term_new(10, 3, 0, out, &b);
-	const char *req[] = { "\033P$q1\033\\", "\033P$qmm\007",
-			      "\033P$q\xc3\xa9\033\\", "\033P$q\033\\" };
+	const char *req[] = { "\033P$q1\033\\",	       "\033P$qmm\007",
+			      "\033P$q\xc3\xa9\033\\", "\033P$q\033\\",
+			      "\033Px$qn\033\\",       "\033P$q$qm\033\\" };
 
 	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
 		term_feed(t, req[i], strlen(req[i]));
+	/* the request of the DCS's last write: its other writes are lost */
+	term_feed(t, "\033PP", 3);
+	term_feed(t, "$qn\033\\", 5);
 	ck_assert_uint_eq(b.len, 0);
 	term_feed(t, "\033P$qr\033\\ok", 10);
 	ck_assert_uint_gt(b.len, 0); /* DECSTBM's answer */
