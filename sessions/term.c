@@ -11,13 +11,9 @@
  * the held text may be cut) instead of fed, its front dropped as more
  * comes, and fed before anything else is, before a resize and before
  * any read of the screen, so that what is read is exactly what feeding
- * every byte would give. A CSI's separators past the 15th are not fed:
- * libvterm 0.1.4 would write past its 16 arguments; nor is a REP that
- * may not follow a character of width 1 (it would loop without end): CAN
- * ends it instead; nor a C1 code point in UTF-8 (0xc2 0x80-0x9f, of width
- * -1: the cursor would leave the screen), nor a control in an OSC or
- * DCS (libvterm would read past the write at its end), nor the end of a
- * DECRQSS that libvterm does not know (it would crash); see vtskip.h.
+ * every byte would give. What libvterm 0.1.4 would not survive is not
+ * fed, or replaced (vtskip_unsafe): a CSI's separators past the 15th, a
+ * REP not after ASCII, a C1 code point in UTF-8, a control in a string.
  */
 #include <errno.h>
 #include <stdlib.h>
