@@ -55,6 +55,14 @@ static bool all_text(const char *p)
 		high) == 0;
 }
 
+/* Whether the 0xc2 at p[i] begins a character of U+00A0-U+00BF, whole
+ * in p (no C1 code point, no 0xc2 left for a later byte). */
+static bool c2_pair(const char *p, size_t i, size_t n)
+{
+	return i + 1 < n && (unsigned char)p[i + 1] >= 0xa0 &&
+	       (unsigned char)p[i + 1] < 0xc0;
+}
+
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
 	size_t i = 0;
@@ -67,10 +75,14 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 		while (i + 8 <= n && all_text(p + i))
 			i += 8;
 		/* the word with a control in it (\r\n mostly), or the end */
-		for (end = i + 8 < n ? i + 8 : n; i < end; i++)
-			if (!vtskip_is_plain((unsigned char)p[i]) ||
-			    (unsigned char)p[i] == 0xc2)
+		for (end = i + 8 < n ? i + 8 : n; i < end; i++) {
+			unsigned char c = (unsigned char)p[i];
+
+			if (!vtskip_is_plain(c) ||
+			    (c == 0xc2 && !c2_pair(p, i, n)))
 				return i;
+			i += c == 0xc2; /* and its second byte */
+		}
 	}
 	return n;
 }

@@ -55,8 +55,9 @@ static inline bool vtskip_is_plain(unsigned char c)
 	return (c >= 0x20 && c != 0x7f) || c == '\r' || c == '\n' || c == '\t';
 }
 /* The length of p's longest prefix that is plain text in the ground
- * state with no margins, without a 0xc2 (whose next byte is checked: see
- * vtskip_unsafe); it changes no state of the scanner's. */
+ * state with no margins, with a 0xc2 only as the start of U+00A0-U+00BF
+ * (else its next byte is checked: see vtskip_unsafe); it changes no
+ * state of the scanner's. */
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
 /* Whether c must not reach libvterm 0.1.4: a 16th separator of a CSI's
  * arguments, which it would write past their array (and crash); what

@@ -294,6 +294,24 @@ START_TEST(rep_after_held)
 	ck_assert_int_eq(col, 6);
 	free(row);
 	free(s);
+	/* U+00A0-U+00BF are held too, a C1 code point is not fed */
+	for (int i = 0; i < 50; i++)
+		sb_add(&b,
+		       "20\xc2\xb0"
+		       "C\r\n",
+		       7);
+	sb_add(&b,
+	       "\xc2\x85"
+	       "C\xc2",
+	       4);
+	s = sb_take(&b, &(size_t){ 0 });
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "20\xc2\xb0"
+			      "C\n\xef\xbf\xbd\xef\xbf\xbd"
+			      "C\n");
+	ck_assert_int_eq(col, 4);
+	free(row);
+	free(s);
 }
 END_TEST
 
