@@ -210,7 +210,8 @@ static void csi_byte(struct vtskip *s, unsigned char c)
 static void text(struct vtskip *s, unsigned char c)
 {
 	s->rep = c < 0x7f;
-	s->c2 = c == 0xc2;
+	/* libvterm's decoder ignores 0xfe and 0xff: the 0xc2 waits on */
+	s->c2 = c == 0xc2 || (s->c2 && c >= 0xfe);
 }
 
 /* A byte of a string: where "$q" came in it, and what followed. */

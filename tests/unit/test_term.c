@@ -209,6 +209,9 @@ START_TEST(c1_dropped)
 	row_is("\xc2\x85x", "\xef\xbf\xbd\xef\xbf\xbdx", 4);
 	row_is("\xc2\r\x85x", "\xc3\x85x", 3);
 	row_is("\xc2\033[31m\x85x", "\xef\xbf\xbd\xc3\x85x", 4);
+	/* 0xfe and 0xff leave the 0xc2 waiting in libvterm's decoder */
+	row_is("\xc2\xff\033[r\x85x", "\xc3\x85x", 3);
+	row_is("\xc2\xfe\x85x", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx", 5);
 	row_is("\xc2\xc2\xa9", "\xef\xbf\xbd\xc2\xa9", 3);
 	row_is("\xc3\xa9\xe2\x80\x94", "\xc3\xa9\xe2\x80\x94", 3);
 	for (int i = 0; i < 4; i++) /* the 0xc2 broken by the next */
