@@ -23,7 +23,8 @@
 # with an error line, and so are a width below 2, more than 100,000
 # cells, back-references and huge patterns; a REP before any character
 # (libvterm 0.1.4 loops on it) leaves the daemon answering, one after
-# ASCII repeats it; the slave is group tty's;
+# ASCII repeats it, and so do C1 code points and a control in a DCS; the
+# slave is group tty's;
 # rmdir ends the terminal and what it started.
 # Every wait is on a condition (expect, or a poll with a deadline).
 # shellcheck disable=SC2016
@@ -545,6 +546,10 @@ check "a REP before any character: ls of the mount answers" timeout 5 ls "$MNT" 
 assert_lt $(($(now_ms) - t0)) 1000 "a REP before any character: ls within a second" " ms"
 type_line 'printf "\ecx\e[4b\n"'
 assert_expect "a REP after ASCII repeats it" '^xxxxx$'
+# C1 code points in UTF-8 (width -1 to libvterm: its cursor went left of
+# the screen) and a control in a DCS (libvterm read past the write)
+type_line 'printf "\xc2\x85%.0s" {1..200}; printf "\n\eP1\n\e\\\\"; echo "c1""-ok"'
+assert_expect "C1 code points and a control in a DCS: the terminal lives on" '^c1-ok$'
 
 # 22. every descriptor of the slave closed for a moment: the terminal is
 # watched again when the shell opens /dev/tty, and what was typed
