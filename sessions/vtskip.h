@@ -70,18 +70,19 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n);
  * a DCS with a DECRQSS ("$q") that libvterm 0.1.4 does not know, whose
  * answer it formats with an int for a string pointer; as it takes for the
  * DCS what came in the write of its end, any "$q" in it must begin a
- * known request that ends the DCS. Or a byte below 0xa0
- * after a text 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to
- * libvterm, whose cursor then leaves the screen to its left (and writes
- * there); anything else below leaves the 0xc2 in a decoder for later. */
+ * known request that ends the DCS. Or a byte below 0xa0 after a text
+ * 0xc2: 0x80-0x9f makes a C1 code point, of width -1 to libvterm, whose
+ * cursor then leaves the screen to its left (and writes there); anything
+ * else below leaves the 0xc2 in a decoder for later. */
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c);
 /* What goes to libvterm instead of the unsafe byte c (through
  * vtskip_scan too), into out (2 bytes); its length. Nothing for a
  * separator and for a C1 code point's second byte; CAN for a REP's final
- * byte and a DECRQSS's end, which ends the sequence (whose start libvterm
- * may have) unperformed; after a 0xc2 that a byte below 0x80 breaks, 0xc3 and that
- * byte: the 0xc3 takes the place of the 0xc2 in whichever decoder has it
- * (and makes a printable character with any second byte). */
+ * byte and a DECRQSS's end, which ends the sequence (whose start
+ * libvterm may have) unperformed; after a 0xc2 that a byte below 0x80
+ * breaks, 0xc3 and that byte: the 0xc3 takes the place of the 0xc2 in
+ * whichever decoder has it (and makes a printable character with any
+ * second byte). */
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out);
 /* The plain text p (n bytes) went to libvterm without vtskip_scan (it
  * was held): what a REP would repeat. */
