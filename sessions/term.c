@@ -11,8 +11,9 @@
  * the held text may be cut) instead of fed, its front dropped as more
  * comes, and fed before anything else is, before a resize and before
  * any read of the screen, so that what is read is exactly what feeding
- * every byte would give. A CSI's separators past the 15th are not fed:
- * libvterm 0.1.4 would write past its 16 arguments.
+ * every byte would give. What libvterm 0.1.4 would not survive is not
+ * fed, or replaced (vtskip_unsafe): a CSI's separators past the 15th, a
+ * REP not after ASCII, a C1 code point in UTF-8, a control in a string.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -365,6 +366,19 @@ static void write_after_held(struct term *t, const char *p, size_t n)
 	t->held_off = t->held_len = t->held_nl = t->held_run = 0;
 }
 
+/* Leaves out c, which libvterm would not survive (vtskip_unsafe), and
+ * feeds what goes instead of it. */
+static void drop(struct term *t, unsigned char c)
+{
+	char sub[2];
+	size_t n = vtskip_instead(&t->scan, c, sub);
+
+	if (n > 0) {
+		vtskip_scan(&t->scan, sub, n, false);
+		write_after_held(t, sub, n);
+	}
+}
+
 size_t term_take(struct term *t, const char *buf, size_t len)
 {
 	size_t i = 0, n;
@@ -373,6 +387,7 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 	while (i < len) {
 		n = may_hold(t) ? vtskip_plain(&t->scan, buf + i, len - i) : 0;
 		if (n > 0 && t->held_len < HOLD_MAX && hold(t, buf + i, n)) {
+			vtskip_text(&t->scan, buf + i, n);
 			i += n;
 			continue;
 		}
@@ -381,7 +396,7 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			return i;
 		}
 		if (vtskip_unsafe(&t->scan, (unsigned char)buf[i])) {
-			i++; /* dropped: libvterm would crash */
+			drop(t, (unsigned char)buf[i++]);
 			continue;
 		}
 		n = vtskip_scan(&t->scan, buf + i, len - i,

@@ -7,7 +7,15 @@
  * makes fewer bytes skippable. What it tracks of the state is whether a
  * scroll region may be set: DECSTBM as state.c computes it, DECLRMM, and
  * RIS that resets both (DECSTR, CSI ! p, never reaches libvterm 0.1.4's
- * handler: '!' is not an intermediate it accepts).
+ * handler: '!' is not an intermediate it accepts). And whether the last
+ * character libvterm printed is printable ASCII (of width 1 in any of its
+ * character sets), which a REP may repeat: libvterm's REP advances by the
+ * width of the last glyph of its last run of text, 0 before any and for
+ * a lone combining character, -1 for a C1 code point in UTF-8; so after
+ * anything but ASCII (a byte from 0x80), or none (the start, RIS), a REP
+ * is not fed. And whether the last byte was a text 0xc2, whose next byte
+ * must not make a C1 code point (of width -1: libvterm's cursor would go
+ * left of the screen and write there).
  */
 #include <stdint.h>
 #include <string.h>
@@ -32,23 +40,34 @@ bool vtskip_margins(const struct vtskip *s)
 	return s->tb_margins || s->lr_margins || s->shift;
 }
 
-/* Whether none of the 8 bytes at p is below 0x20 or 0x7f (a word at a
- * time: text is most of what a terminal gets). */
+/* Whether none of the 8 bytes at p is below 0x20, 0x7f or 0xc2 (a word
+ * at a time: text is most of what a terminal gets). */
 static bool all_text(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
-	uint64_t w, del;
+	uint64_t w, del, c2;
 
 	memcpy(&w, p, 8);
 	del = w ^ (ones * 0x7f);
-	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & high) == 0;
+	c2 = w ^ (ones * 0xc2);
+	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del) |
+		 ((c2 - ones) & ~c2)) &
+		high) == 0;
+}
+
+/* Whether the 0xc2 at p[i] begins a character of U+00A0-U+00BF, whole
+ * in p (no C1 code point, no 0xc2 left for a later byte). */
+static bool c2_pair(const char *p, size_t i, size_t n)
+{
+	return i + 1 < n && (unsigned char)p[i + 1] >= 0xa0 &&
+	       (unsigned char)p[i + 1] < 0xc0;
 }
 
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
 	size_t i = 0;
 
-	if (s->state != VTSKIP_GROUND || vtskip_margins(s))
+	if (s->state != VTSKIP_GROUND || vtskip_margins(s) || s->c2)
 		return 0;
 	while (i < n) {
 		size_t end;
@@ -56,9 +75,14 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 		while (i + 8 <= n && all_text(p + i))
 			i += 8;
 		/* the word with a control in it (\r\n mostly), or the end */
-		for (end = i + 8 < n ? i + 8 : n; i < end; i++)
-			if (!vtskip_is_plain((unsigned char)p[i]))
+		for (end = i + 8 < n ? i + 8 : n; i < end; i++) {
+			unsigned char c = (unsigned char)p[i];
+
+			if (!vtskip_is_plain(c) ||
+			    (c == 0xc2 && !c2_pair(p, i, n)))
 				return i;
+			i += c == 0xc2; /* and its second byte */
+		}
 	}
 	return n;
 }
@@ -132,6 +156,9 @@ static void escape(struct vtskip *s, unsigned char c)
 	/* libvterm takes DCS, CSI and OSC after intermediates too */
 	if (c == 'P' || c == ']' ||
 	    (!s->esc_intermed && (c == 'X' || c == '^' || c == '_'))) {
+		s->sos = c != 'P' && c != ']';
+		s->dcs = c == 'P';
+		s->rq = s->rq_tail_n = s->rq_prev = 0;
 		s->state = VTSKIP_STRING;
 		return;
 	}
@@ -147,7 +174,8 @@ static void escape(struct vtskip *s, unsigned char c)
 		s->shift = true; /* SS2, SS3 */
 	if (c >= 0x30 && c < 0x7f) {
 		if (c == 'c' && !s->esc_intermed) /* RIS */
-			s->tb_margins = s->lr_margins = s->shift = false;
+			s->tb_margins = s->lr_margins = s->shift = s->rep =
+				false;
 		s->state = VTSKIP_GROUND;
 	}
 	/* else (from 0x80) libvterm stays in its escape state */
@@ -178,6 +206,28 @@ static void csi_byte(struct vtskip *s, unsigned char c)
 		s->state = VTSKIP_GROUND; /* an invalid CSI ends */
 }
 
+/* A byte of text (from 0x20, not 0x7f) that libvterm prints. */
+static void text(struct vtskip *s, unsigned char c)
+{
+	s->rep = c < 0x7f;
+	/* libvterm's decoder ignores 0xfe and 0xff: the 0xc2 waits on */
+	s->c2 = c == 0xc2 || (s->c2 && c >= 0xfe);
+}
+
+/* A byte of a string: where "$q" came in it, and what followed. */
+static void request(struct vtskip *s, unsigned char c)
+{
+	if (s->rq_prev == '$' && c == 'q') {
+		s->rq += s->rq < 2;
+		s->rq_tail_n = 0;
+	} else if (s->rq > 0) {
+		if (s->rq_tail_n < 2)
+			s->rq_tail[s->rq_tail_n] = c;
+		s->rq_tail_n += s->rq_tail_n < 3;
+	}
+	s->rq_prev = c;
+}
+
 /* One byte, as libvterm's vterm_input_write takes it. */
 static void step(struct vtskip *s, unsigned char c)
 {
@@ -200,8 +250,13 @@ static void step(struct vtskip *s, unsigned char c)
 	if (c < 0x20)
 		return; /* executed in any state, which it keeps */
 	switch (s->state) {
-	case VTSKIP_GROUND:
 	case VTSKIP_STRING:
+		if (s->sos) /* libvterm prints it */
+			text(s, c);
+		request(s, c);
+		return;
+	case VTSKIP_GROUND:
+		text(s, c);
 		return;
 	case VTSKIP_ESC_IN_STRING:
 		if (c == '\\') {
@@ -219,10 +274,86 @@ static void step(struct vtskip *s, unsigned char c)
 	}
 }
 
+/* Whether c would end a CSI as a REP that libvterm may not survive. */
+static bool bad_rep(const struct vtskip *s, unsigned char c)
+{
+	return c == 'b' && !s->rep && !s->leader && !s->intermed &&
+	       (s->state == VTSKIP_CSI_LEADER || s->state == VTSKIP_CSI_ARGS ||
+		s->state == VTSKIP_CSI_INTERMED);
+}
+
+/* Whether c, in an OSC or DCS, is a control (or NUL, DEL) that libvterm
+ * 0.1.4 takes as a new start of the string's text: then at its ST (ESC
+ * '\\') in the same write right after an ESC, or with the ESC at the end
+ * of a write and the '\\' at the start of the next, it takes the text's
+ * length for -1 and reads past the write. Safe: ESC, CAN and SUB, and
+ * BEL that ends the string (not right after an ESC). */
+static bool bad_string_control(const struct vtskip *s, unsigned char c)
+{
+	bool in = s->state == VTSKIP_STRING || s->state == VTSKIP_ESC_IN_STRING;
+
+	return in && !s->sos &&
+	       (c == 0x7f || (c < 0x20 && c != 0x1b && c != 0x18 && c != 0x1a &&
+			      !(c == 0x07 && s->state == VTSKIP_STRING)));
+}
+
+/* Whether c ends a DCS (BEL, or '\\' after ESC) with a DECRQSS that
+ * libvterm 0.1.4 may not answer right: it answers SGR, DECSTBM, DECSLRM,
+ * DECSCUSR and DECSCA ("$q" then m, r, s, " q", "\"q"), one "$q" only. */
+static bool bad_request(const struct vtskip *s, unsigned char c)
+{
+	const unsigned char *t = s->rq_tail;
+	bool end = (s->state == VTSKIP_STRING && c == 0x07) ||
+		   (s->state == VTSKIP_ESC_IN_STRING && c == '\\');
+
+	if (!end || !s->dcs || s->rq == 0)
+		return false;
+	if (s->rq > 1)
+		return true;
+	if (s->rq_tail_n == 1)
+		return t[0] != 'm' && t[0] != 'r' && t[0] != 's';
+	return s->rq_tail_n != 2 || t[1] != 'q' || (t[0] != ' ' && t[0] != '"');
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
-	return s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
-	       s->argc >= ARGS_MAX - 1;
+	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
+		s->argc >= ARGS_MAX - 1) ||
+	       bad_rep(s, c) || bad_string_control(s, c) || bad_request(s, c) ||
+	       (s->c2 && c < 0xa0);
+}
+
+size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
+{
+	if (bad_rep(s, c) || bad_request(s, c)) {
+		out[0] = 0x18;
+		return 1;
+	}
+	if (s->c2 && c < 0x80) {
+		out[0] = (char)0xc3;
+		out[1] = (char)c;
+		return 2;
+	}
+	return 0;
+}
+
+void vtskip_text(struct vtskip *s, const char *p, size_t n)
+{
+	/* its last byte that is printed (controls are not) */
+	while (n > 0 && ((unsigned char)p[n - 1] < 0x20 || p[n - 1] == 0x7f))
+		n--;
+	if (n > 0)
+		text(s, (unsigned char)p[n - 1]);
+}
+
+/* Where the ground state's run from p[i] ends: at an ESC (the only byte
+ * that changes the state) or a 0xc2 (whose next byte is checked). */
+static size_t ground_end(const char *p, size_t i, size_t n)
+{
+	const char *esc = memchr(p + i, 0x1b, n - i);
+	const char *c2 = memchr(p + i, 0xc2, (esc ? (size_t)(esc - p) : n) - i);
+
+	return c2 ? (size_t)(c2 - p) : esc ? (size_t)(esc - p) : n;
 }
 
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
@@ -233,12 +364,14 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 		if (vtskip_unsafe(s, (unsigned char)p[i]))
 			return i;
 		/* in the ground state only ESC changes the state */
-		if (s->state == VTSKIP_GROUND && (!stop || vtskip_margins(s))) {
-			const char *esc = memchr(p + i, 0x1b, n - i);
+		if (s->state == VTSKIP_GROUND && !s->c2 &&
+		    (!stop || vtskip_margins(s))) {
+			size_t end = ground_end(p, i, n);
 
-			if (!esc)
+			vtskip_text(s, p + i, end - i);
+			if (end == n)
 				return n;
-			i = (size_t)(esc - p);
+			i = end;
 		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
 			return i;
 		}

@@ -21,7 +21,10 @@
 # a blocking write past the 1 MiB input queue waits for room (EAGAIN only
 # with O_NONBLOCK, EINTR on Ctrl-C); bad keys, sizes and regexes are EINVAL
 # with an error line, and so are a width below 2, more than 100,000
-# cells, back-references and huge patterns; the slave is group tty's;
+# cells, back-references and huge patterns; a REP before any character
+# (libvterm 0.1.4 loops on it) leaves the daemon answering, one after
+# ASCII repeats it, and so do C1 code points and a control in a DCS; the
+# slave is group tty's;
 # rmdir ends the terminal and what it started.
 # Every wait is on a condition (expect, or a poll with a deadline).
 # shellcheck disable=SC2016
@@ -533,6 +536,20 @@ assert_expect "a cursor query after a long burst: the bottom row" 'ans-24;1$' 30
 # crash the daemon): the terminal lives on
 type_line 'printf "\e[%s1m" $(printf "1;%.0s" {1..40}); echo "many""-args"; tput sgr0'
 assert_expect "a CSI of 40 arguments leaves the terminal alive" '^many-args$'
+# a REP with no character before it (after a RIS, as in a fresh terminal)
+# or after a combining one: libvterm 0.1.4 would repeat it forever, and
+# the daemon would answer nothing more
+type_line 'printf "\ec\e[b\e[9b"; printf "\xcc\x81\e[b"; echo "o""k"'
+assert_expect "a REP before any character: the terminal lives on" '^ok$'
+t0=$(now_ms)
+check "a REP before any character: ls of the mount answers" timeout 5 ls "$MNT" >/dev/null
+assert_lt $(($(now_ms) - t0)) 1000 "a REP before any character: ls within a second" " ms"
+type_line 'printf "\ecx\e[4b\n"'
+assert_expect "a REP after ASCII repeats it" '^xxxxx$'
+# C1 code points in UTF-8 (width -1 to libvterm: its cursor went left of
+# the screen) and a control in a DCS (libvterm read past the write)
+type_line 'printf "\xc2\x85%.0s" {1..200}; printf "\n\eP1\n\e\\\\"; echo "c1""-ok"'
+assert_expect "C1 code points and a control in a DCS: the terminal lives on" '^c1-ok$'
 
 # 22. every descriptor of the slave closed for a moment: the terminal is
 # watched again when the shell opens /dev/tty, and what was typed

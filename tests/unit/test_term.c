@@ -1,9 +1,12 @@
 /* test_term.c - the screen of tty/ (term.c): what patterns expect may
  * take, the screen's version, a match (once per version, a tenth of the
- * time at most), and 2 columns with wide
- * characters (1 crashes libvterm 0.1.4, hence the minimum). */
+ * time at most), 2 columns with wide characters (1 crashes libvterm
+ * 0.1.4, hence the minimum), and REP, which libvterm 0.1.4 repeats
+ * forever unless the last character is of width 1 (each under a short
+ * timeout: a hang fails it). */
 #include <errno.h>
 #include <regex.h>
+#include "sessions/strbuf.h"
 #include "sessions/term.h"
 #include "unit.h"
 
@@ -48,6 +51,12 @@ static void drop(void *arg, const char *buf, size_t len)
 	(void)arg;
 	(void)buf;
 	(void)len;
+}
+
+/* What the terminal answers, into the strbuf arg. */
+static void out(void *arg, const char *buf, size_t len)
+{
+	sb_add(arg, buf, len);
 }
 
 START_TEST(versions_and_match)
@@ -119,15 +128,214 @@ START_TEST(two_columns_wide)
 }
 END_TEST
 
+/* The screen after feeding s (10 x rows, sb_max) in chunks of at most
+ * chunk bytes, as tty.c feeds, and the cursor's column. */
+static char *screen_after(const char *s, int rows, size_t sb_max, size_t chunk,
+			  int *col)
+{
+	struct term *t = term_new(10, rows, sb_max, drop, NULL);
+	size_t n = strlen(s), len;
+	char *scr;
+	int row;
+	bool visible;
+
+	for (size_t i = 0; i < n;) {
+		size_t c = n - i < chunk ? n - i : chunk;
+
+		i += term_take(t, s + i, c);
+	}
+	term_cursor(t, &row, col, &visible);
+	scr = term_screen(t, &len);
+	term_free(t);
+	return scr;
+}
+
+/* s leaves want on the first row and the cursor in column col (1-based),
+ * whole and one byte at a time. */
+static void row_is(const char *s, const char *want, int col)
+{
+	for (size_t chunk = 1; chunk <= 1000; chunk += 999) {
+		int at;
+		char *row = screen_after(s, 5, 10, chunk, &at);
+
+		*strchr(row, '\n') = '\0'; /* the first row */
+
+		ck_assert_msg(strcmp(row, want) == 0, "%s: \"%s\"", s, row);
+		ck_assert_int_eq(at, col);
+		free(row);
+	}
+}
+
+START_TEST(rep_dropped)
+{
+	row_is("\033[b", "", 1);
+	row_is("\033[5b", "", 1);
+	row_is("\033[bok", "ok", 3);
+	/* a combining character: merged into the 'e' or alone */
+	row_is("e\xcc\x81\033[3b", "e\xcc\x81", 2);
+	row_is("\xcc\x81\033[3bx", "x", 2);
+	row_is("a\033c\033[3b", "", 1);		  /* RIS */
+	row_is("\xc3\xa9\033[3b", "\xc3\xa9", 2); /* UTF-8 */
+	row_is("\xe4\xb8\xad\033[3b", "\xe4\xb8\xad", 3);
+	/* SOS's text is printed by libvterm */
+	row_is("a\033X\xcc\x81\033\\\033[3b", "a\xcc\x81", 2);
+}
+END_TEST
+
+START_TEST(rep_repeats)
+{
+	row_is("a\033[5b", "aaaaaa", 7);
+	row_is("a\033[b", "aa", 3);
+	row_is("ab\r\033[2b", "bb", 3); /* from column 1 */
+	row_is("\xc3\xa9x\033[2b", "\xc3\xa9xxx", 5);
+	row_is("\033(0q\033[3b",
+	       "\xe2\x94\x80\xe2\x94\x80\xe2\x94\x80"
+	       "\xe2\x94\x80",
+	       5); /* DEC line drawing */
+	row_is("a\033[31m\033[2b", "aaa", 4);
+	row_is("a\033[?5b\033[>5b\033[5 b", "a", 2); /* not REP */
+	row_is("a\033[20b", "aaaaaaaaaa", 10);
+}
+END_TEST
+
+/* A C1 code point in UTF-8 (0xc2 0x80-0x9f) is of width -1 to libvterm
+ * 0.1.4: its cursor would go left of the screen; its second byte is not
+ * fed, nor is the 0xc2 left for a later one. */
+START_TEST(c1_dropped)
+{
+	struct strbuf b = { 0 };
+	char *s;
+
+	row_is("\xc2\x85x", "\xef\xbf\xbd\xef\xbf\xbdx", 4);
+	row_is("\xc2\r\x85x", "\xc3\x85x", 3);
+	row_is("\xc2\033[31m\x85x", "\xef\xbf\xbd\xc3\x85x", 4);
+	/* 0xfe and 0xff leave the 0xc2 waiting in libvterm's decoder */
+	row_is("\xc2\xff\033[r\x85x", "\xc3\x85x", 3);
+	row_is("\xc2\xfe\x85x", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx", 5);
+	row_is("\xc2\xc2\xa9", "\xef\xbf\xbd\xc2\xa9", 3);
+	row_is("\xc3\xa9\xe2\x80\x94", "\xc3\xa9\xe2\x80\x94", 3);
+	for (int i = 0; i < 4; i++) /* the 0xc2 broken by the next */
+		sb_add(&b, "\xc2\x85", 2);
+	sb_add(&b, "ok", 2);
+	s = sb_take(&b, &(size_t){ 0 });
+	row_is(s,
+	       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdok",
+	       8);
+	free(s);
+}
+END_TEST
+
+/* A control in a DCS or OSC, then ST (in the same write or ESC and '\\'
+ * in two): libvterm 0.1.4 would read past the write; the control is not
+ * fed (nor NUL, DEL). */
+START_TEST(string_control)
+{
+	struct term *t = term_new(10, 3, 0, drop, NULL);
+	char *scr;
+	size_t len;
+
+	term_feed(t, "\033P1\nab\033", 7);
+	term_feed(t, "\\ok", 3);
+	term_feed(t, "\033]0;a\0\033", 7);
+	term_feed(t, "\\!", 2);
+	scr = term_screen(t, &len);
+	ck_assert_str_eq(scr, "ok!\n\n\n");
+	free(scr);
+	term_free(t);
+	row_is("\033P1\n\033\\ok", "ok", 3);
+	row_is("\033]0;\ra\033\\ok", "ok", 3);
+	row_is("\033P\033\n\\ok", "ok", 3);
+	row_is("\033]0;x\033\r\\ok", "ok", 3);
+	row_is("\033P\033\a\\ok", "ok", 3);
+	row_is("\033P\033\x7f\\ok", "ok", 3);
+	row_is("\033Xa\033\n\\ok", "a", 4); /* SOS: text, \n moves */
+}
+END_TEST
+
+/* A DECRQSS (DCS $ q) that libvterm 0.1.4 does not know crashes it
+ * (sprintf of an int for a string): it is ended by CAN instead; a known
+ * one is answered. */
+START_TEST(unknown_request)
+{
+	struct strbuf b = { 0 };
+	struct term *t = term_new(10, 3, 0, out, &b);
+	const char *req[] = { "\033P$q1\033\\",	       "\033P$qmm\007",
+			      "\033P$q\xc3\xa9\033\\", "\033P$q\033\\",
+			      "\033Px$qn\033\\",       "\033P$q$qm\033\\" };
+
+	for (size_t i = 0; i < sizeof(req) / sizeof(req[0]); i++)
+		term_feed(t, req[i], strlen(req[i]));
+	/* the request of the DCS's last write: its other writes are lost */
+	term_feed(t, "\033PP", 3);
+	term_feed(t, "$qn\033\\", 5);
+	ck_assert_uint_eq(b.len, 0);
+	term_feed(t, "\033P$qr\033\\ok", 10);
+	ck_assert_uint_gt(b.len, 0); /* DECSTBM's answer */
+	term_free(t);
+	free(b.p);
+	row_is("\033P$q1\033\\ok", "ok", 3);
+}
+END_TEST
+
+/* Plain text that scrolls off is held, not scanned: what REP follows. */
+START_TEST(rep_after_held)
+{
+	struct strbuf b = { 0 };
+	int col;
+	char *row, *s;
+
+	for (int i = 0; i < 50; i++)
+		sb_add(&b, "line\r\n", 6);
+	sb_add(&b, "x\xc3\xa9\033[3b", 7);
+	s = sb_take(&b, &(size_t){ 0 });
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "line\nx\xc3\xa9\n");
+	free(row);
+	strcpy(s + 50 * 6, "xy\033[3b");
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "line\nxyyyy\n");
+	ck_assert_int_eq(col, 6);
+	free(row);
+	free(s);
+	/* U+00A0-U+00BF are held too, a C1 code point is not fed */
+	for (int i = 0; i < 50; i++)
+		sb_add(&b,
+		       "20\xc2\xb0"
+		       "C\r\n",
+		       7);
+	sb_add(&b,
+	       "\xc2\x85"
+	       "C\xc2",
+	       4);
+	s = sb_take(&b, &(size_t){ 0 });
+	row = screen_after(s, 2, 0, 4096, &col);
+	ck_assert_str_eq(row, "20\xc2\xb0"
+			      "C\n\xef\xbf\xbd\xef\xbf\xbd"
+			      "C\n");
+	ck_assert_int_eq(col, 4);
+	free(row);
+	free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("term");
 	TCase *tc = tcase_create("term");
+	TCase *rep = tcase_create("rep");
 
 	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, versions_and_match);
 	tcase_add_test(tc, two_columns_wide);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(rep, 5);
+	tcase_add_test(rep, rep_dropped);
+	tcase_add_test(rep, rep_repeats);
+	tcase_add_test(rep, rep_after_held);
+	tcase_add_test(rep, c1_dropped);
+	tcase_add_test(rep, string_control);
+	tcase_add_test(rep, unknown_request);
+	suite_add_tcase(s, rep);
 	return s;
 }
 

@@ -16,9 +16,13 @@ static void scan(struct vtskip *v, const char *s, size_t chunk)
 	for (size_t i = 0; i < n;) {
 		size_t c = n - i < chunk ? n - i : chunk;
 
-		if (vtskip_unsafe(v, (unsigned char)s[i]))
+		if (vtskip_unsafe(v, (unsigned char)s[i])) {
+			char sub[2];
+			size_t k = vtskip_instead(v, (unsigned char)s[i], sub);
+
+			vtskip_scan(v, sub, k, false);
 			i++; /* as term.c drops it */
-		else
+		} else
 			i += vtskip_scan(v, s + i, c, false);
 	}
 }
@@ -68,6 +72,33 @@ START_TEST(plain_bytes)
 			ck_assert_uint_eq(vtskip_plain(&v, buf, at), at);
 		}
 	}
+}
+END_TEST
+
+/* A 0xc2 is plain only with a second byte of U+00A0-U+00BF after it in
+ * the same text: 0x80-0x9f would make a C1 code point (width -1 to
+ * libvterm), which the scan drops; after a lone one, nothing is plain
+ * until the scan has the next byte. */
+START_TEST(plain_c2)
+{
+	struct vtskip v;
+
+	vtskip_init(&v, 24);
+	ck_assert_uint_eq(vtskip_plain(&v,
+				       "a\xc2\xa9"
+				       "b\xc2\xb0",
+				       6),
+			  6);
+	ck_assert_uint_eq(vtskip_plain(&v, "abcdefgh\xc2\xa9\xc2", 11), 10);
+	ck_assert_uint_eq(vtskip_plain(&v, "a\xc2\x85", 3), 1);
+	ck_assert_uint_eq(vtskip_plain(&v, "\xc2\r", 2), 0);
+	ck_assert_uint_eq(vtskip_scan(&v, "\xc2", 1, true), 1);
+	ck_assert_uint_eq(vtskip_plain(&v, "\xa9", 1), 0);
+	ck_assert(vtskip_unsafe(&v, 0x85));
+	ck_assert(vtskip_unsafe(&v, '\r'));
+	ck_assert(!vtskip_unsafe(&v, 0xa9));
+	ck_assert_uint_eq(vtskip_scan(&v, "\xa9", 1, true), 1);
+	ck_assert_uint_eq(vtskip_plain(&v, "\x85", 1), 1);
 }
 END_TEST
 
@@ -530,6 +561,7 @@ static Suite *suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, plain_bytes);
+	tcase_add_test(tc, plain_c2);
 	tcase_add_test(tc, states);
 	tcase_add_test(tc, margins);
 	tcase_add_test(tc, many_arguments);
