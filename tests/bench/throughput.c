@@ -166,28 +166,34 @@ static void expect_file(const char *path, const char *want)
 	}
 }
 
-/* head -c MiB through s's cmd, then its stdout read back; gives the
- * produce and read times (buf: 1 MiB of this thread's). */
-static void print_in(const struct bench_session *s, long mib, char *buf,
-		     double *produce, double *readback)
+/* Runs head -c MiB in s: returns when the run has ended. */
+static void head_in(const struct bench_session *s, long mib)
 {
 	char path[PATH_MAX], text[64];
-	uint64_t bytes = (uint64_t)mib * MIB;
-	struct stat st;
-	double t0, t1;
 	int fd;
 
 	snprintf(text, sizeof(text), "head -c %ldM /dev/zero\n", mib);
 	bench_join(path, s->path, "cmd");
-	t0 = now_s();
 	fd = open(path, O_WRONLY | O_TRUNC);
 	if (fd < 0)
 		bench_die("open", path);
 	write_all(fd, text, strlen(text), path);
 	if (close(fd) < 0)
 		bench_die("close", path);
-	t1 = now_s();
-	*produce = t1 - t0;
+}
+
+/* head -c MiB through s's cmd, then its stdout read back; gives the
+ * produce and read times (buf: 1 MiB of this thread's). */
+static void print_in(const struct bench_session *s, long mib, char *buf,
+		     double *produce, double *readback)
+{
+	char path[PATH_MAX];
+	uint64_t bytes = (uint64_t)mib * MIB;
+	struct stat st;
+	double t0 = now_s();
+
+	head_in(s, mib);
+	*produce = now_s() - t0;
 	bench_check_stopped();
 
 	bench_join(path, s->path, "exit");
@@ -203,8 +209,7 @@ static void print_in(const struct bench_session *s, long mib, char *buf,
 			path, (long long)st.st_size, (unsigned long long)bytes);
 	t0 = now_s();
 	read_all(path, buf, bytes);
-	t1 = now_s();
-	*readback = t1 - t0;
+	*readback = now_s() - t0;
 }
 
 /* Part 1 through sessionfs; gives the produce and read times. */
@@ -429,17 +434,8 @@ struct flooder {
 static void *flood_main(void *arg)
 {
 	struct flooder *f = arg;
-	char path[PATH_MAX], text[64];
-	int fd;
 
-	snprintf(text, sizeof(text), "head -c %ldM /dev/zero\n", f->mib);
-	bench_join(path, flood.path, "cmd");
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		bench_die("open", path);
-	write_all(fd, text, strlen(text), path);
-	if (close(fd) < 0)
-		bench_die("close", path);
+	head_in(&flood, f->mib);
 	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
