@@ -222,9 +222,7 @@ static int spawn_with(struct ctx *c, const char *drv)
 	c->gen++;
 	fifo_tag(c, tag, sizeof(tag));
 	rc = ctxproc_spawn(&sp, &p);
-	for (char **e = envp; *e; e++)
-		free(*e);
-	free(envp);
+	envmap_envp_free(envp);
 	if (rc < 0)
 		return rc;
 	contain_add(&c->cg, p.pid);

@@ -315,9 +315,7 @@ int driver_spawn(struct sess *s, bool fresh)
 	if (pid < 0)
 		pid = shell_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg,
 				  &s->ctl_fd, &s->res.fd);
-	for (char **e = envp; *e; e++)
-		free(*e);
-	free(envp);
+	envmap_envp_free(envp);
 	if (pid < 0)
 		return (int)pid;
 	s->pid = pid;

@@ -182,6 +182,13 @@ char **envmap_envp(const struct envmap *m)
 	return envp;
 }
 
+void envmap_envp_free(char **envp)
+{
+	for (char **e = envp; e && *e; e++)
+		free(*e);
+	free(envp);
+}
+
 /* A growable byte buffer for decoding one value. */
 struct bytes {
 	char *p;

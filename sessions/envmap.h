@@ -41,8 +41,11 @@ int envmap_assign(struct envmap *dst, const struct envmap *src);
 /* What m takes of execve's room for arguments and environment: each
  * "NAME=VALUE" with its NUL and its pointer. */
 size_t envmap_exec_bytes(const struct envmap *m);
-/* A NULL-terminated "NAME=VALUE" array for execve; free with free(). */
+/* A NULL-terminated "NAME=VALUE" array for execve; free with
+ * envmap_envp_free. */
 char **envmap_envp(const struct envmap *m);
+/* Frees such an array, its strings and itself (NULL: nothing). */
+void envmap_envp_free(char **envp);
 /* Fills m (emptied first) from `export -p` text. Lines it does not
  * understand (arrays, functions) are skipped. Returns 0 or -ENOMEM. */
 int envmap_parse_export(struct envmap *m, const char *buf, size_t len);

@@ -136,9 +136,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 	pid = contain_fork(&p->cg);
 	if (pid == 0)
 		child(s, p, fds[4], fds[1], fds[3], envp, script);
-	for (char **e = envp; *e; e++)
-		free(*e);
-	free(envp);
+	envmap_envp_free(envp);
 	if (pid < 0)
 		return -errno;
 	p->pid = pid;

@@ -35,13 +35,6 @@ static struct {
 	int64_t retry_at;
 } t = { .sock = -1, .dirfd = -1, .cg = { .dfd = -1 } };
 
-static void free_envp(char **envp)
-{
-	for (char **e = envp; e && *e; e++)
-		free(*e);
-	free(envp);
-}
-
 /* Frees what the template had, once it is gone. */
 static void cleanup(void)
 {
@@ -55,7 +48,7 @@ static void cleanup(void)
 		rtdir_remove(TMPL_NAME);
 	}
 	t.dirfd = -1;
-	free_envp(t.envp);
+	envmap_envp_free(t.envp);
 	t.envp = NULL;
 	free(t.cwd);
 	t.cwd = NULL;
@@ -93,7 +86,7 @@ static char **copy_envp(char **envp)
 	c = calloc(n + 1, sizeof(*c));
 	for (size_t i = 0; c && i < n; i++)
 		if (!(c[i] = strdup(envp[i]))) {
-			free_envp(c);
+			envmap_envp_free(c);
 			return NULL;
 		}
 	return c;

@@ -393,13 +393,6 @@ static char **tty_envp(const struct sess *s)
 	return NULL;
 }
 
-static void free_envp(char **envp)
-{
-	for (char **e = envp; e && *e; e++)
-		free(*e);
-	free(envp);
-}
-
 /* In the child: the terminal becomes its controlling terminal and its
  * 0, 1 and 2; nothing else of the daemon's is left; the owner's
  * credentials, then bash -i. */
@@ -439,7 +432,7 @@ static int spawn(struct tty *t, int slave)
 	pid = fork();
 	if (pid == 0)
 		child(t, slave, envp);
-	free_envp(envp);
+	envmap_envp_free(envp);
 	if (pid < 0)
 		return -errno;
 	if (t->has_cg)
