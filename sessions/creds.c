@@ -30,23 +30,6 @@ void creds_reset_signals(int keep)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-int creds_become(uid_t uid, gid_t gid)
-{
-	struct passwd *pw;
-
-	if (uid == geteuid() && gid == getegid())
-		return 0;
-	pw = getpwuid(uid);
-	if (pw ? initgroups(pw->pw_name, gid) < 0 : setgroups(0, NULL) < 0)
-		return -errno;
-	if (setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
-		return -errno;
-	/* Dropped for good, or not at all. */
-	if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0))
-		return -EPERM;
-	return 0;
-}
-
 /* Whether e is NAME=... of one of the passwd variables. */
 static bool is_passwd_var(const char *e)
 {
@@ -57,30 +40,6 @@ static bool is_passwd_var(const char *e)
 		if (strncmp(e, names[i], strlen(names[i])) == 0)
 			return true;
 	return false;
-}
-
-char **creds_envp(char **envp, uid_t uid)
-{
-	struct passwd *pw;
-	size_t n = 0, k = 0;
-	char **out;
-
-	if (uid == geteuid() || !(pw = getpwuid(uid)))
-		return envp;
-	while (envp[n])
-		n++;
-	out = calloc(n + 5, sizeof(*out));
-	if (!out)
-		return envp;
-	for (size_t i = 0; i < n; i++)
-		if (!is_passwd_var(envp[i]))
-			out[k++] = envp[i];
-	if (asprintf(&out[k++], "HOME=%s", pw->pw_dir) < 0 ||
-	    asprintf(&out[k++], "USER=%s", pw->pw_name) < 0 ||
-	    asprintf(&out[k++], "LOGNAME=%s", pw->pw_name) < 0 ||
-	    asprintf(&out[k++], "SHELL=%s", pw->pw_shell) < 0)
-		return envp;
-	return out;
 }
 
 /* The owner's groups, as initgroups would set them (none without a
@@ -146,7 +105,7 @@ int creds_plan(struct creds_plan *p, uid_t uid, gid_t gid, char **envp)
 	pw = getpwuid(uid);
 	if (p->change)
 		rc = plan_groups(p, pw);
-	if (rc == 0 && uid != geteuid())
+	if (rc == 0 && uid != geteuid() && envp)
 		rc = plan_envp(p, envp, pw);
 	if (rc < 0)
 		creds_plan_free(p);
@@ -179,4 +138,25 @@ void creds_plan_free(struct creds_plan *p)
 	}
 	free(p->groups);
 	*p = (struct creds_plan){ 0 };
+}
+
+int creds_become(uid_t uid, gid_t gid)
+{
+	struct creds_plan p;
+	int rc = creds_plan(&p, uid, gid, NULL);
+
+	if (rc == 0)
+		rc = creds_apply(&p);
+	creds_plan_free(&p);
+	return rc;
+}
+
+char **creds_envp(char **envp, uid_t uid)
+{
+	struct creds_plan p = { .envp = envp };
+
+	/* a failure leaves what was made: the child execs or exits */
+	if (uid == geteuid() || plan_envp(&p, envp, getpwuid(uid)) < 0)
+		return envp;
+	return p.envp;
 }

@@ -34,7 +34,7 @@ struct creds_plan {
 	char **envp; /* creds_envp's, or the envp given */
 	char **own;  /* the strings creds_plan allocated, NULL-ended */
 };
-/* Returns 0 or -errno. */
+/* Returns 0 or -errno; envp NULL: the credentials only. */
 int creds_plan(struct creds_plan *p, uid_t uid, gid_t gid, char **envp);
 /* In the child: creds_become by plan, with raw system calls only. */
 int creds_apply(const struct creds_plan *p);
