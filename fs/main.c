@@ -24,8 +24,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "files.h"
@@ -268,21 +266,6 @@ static int serve(void)
 	return rc < 0 ? 1 : 0;
 }
 
-/* The mount's device, for the paths the daemon checks (safepath.h): read
- * from the attributes the kernel has, since nothing answers requests
- * yet. */
-static void note_mount_dev(const char *mountpoint)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, mountpoint, AT_STATX_DONT_SYNC, STATX_TYPE, &stx) ==
-	    0)
-		safepath_set_mount(
-			makedev(stx.stx_dev_major, stx.stx_dev_minor));
-	else
-		log_msg(LOG_WARNING, "cannot read the mount's device: %m");
-}
-
 /* Mounts on mountpoint once it is fit for that: 0, or the exit status. */
 static int mount_at(const char *mountpoint)
 {
@@ -294,7 +277,11 @@ static int mount_at(const char *mountpoint)
 	block_signals(&sigs);
 	if (fuse_session_mount(se, mountpoint) != 0)
 		return 1;
-	note_mount_dev(mountpoint);
+	/* for the paths the daemon checks: nothing answers requests yet */
+	rc = safepath_set_mount(mountpoint);
+	if (rc < 0)
+		log_msg(LOG_WARNING, "cannot read the mount's device: %s",
+			strerror(-rc));
 	return 0;
 }
 

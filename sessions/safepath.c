@@ -24,25 +24,41 @@
 static dev_t mount_dev;
 static bool have_mount;
 
-void safepath_set_mount(dev_t dev)
+/* The type and device of dirfd/path (AT_EMPTY_PATH: dirfd's file), from
+ * the attributes the kernel has (FUSE asks nothing for them). */
+static int look_at(int dirfd, const char *path, int flags, mode_t *mode,
+		   dev_t *dev)
 {
-	mount_dev = dev;
-	have_mount = true;
+	struct statx stx;
+
+	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) <
+	    0)
+		return -errno;
+	*mode = stx.stx_mode;
+	*dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	return 0;
+}
+
+int safepath_set_mount(const char *mountpoint)
+{
+	mode_t mode;
+	int rc = mountpoint ?
+			 look_at(AT_FDCWD, mountpoint, 0, &mode, &mount_dev) :
+			 0;
+
+	have_mount = mountpoint && rc == 0;
+	return rc;
 }
 
 /* The type of fd's file and whether it is on the mount. */
 static int look(int fd, mode_t *mode, bool *on_mount)
 {
-	struct statx stx;
+	dev_t dev;
+	int rc = look_at(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mode,
+			 &dev);
 
-	if (statx(fd, "",
-		  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
-		  STATX_TYPE, &stx) < 0)
-		return -errno;
-	*mode = stx.stx_mode;
-	*on_mount = have_mount &&
-		    makedev(stx.stx_dev_major, stx.stx_dev_minor) == mount_dev;
-	return 0;
+	*on_mount = rc == 0 && have_mount && dev == mount_dev;
+	return rc;
 }
 
 /* Puts the link fd names before the rest of the path in buf. */
@@ -60,8 +76,9 @@ static int expand(int fd, char *buf, const char *rest)
 	return 0;
 }
 
-/* One step from *dir by name; *dir moves on, or to "/" for a link to an
- * absolute path (whose names then are in buf). */
+/* One step from *dir by name: *dir moves on to a directory; for a link,
+ * its target's names come first in buf (*rest), from *dir when relative,
+ * from "/" when absolute. */
 static int step(int *dir, const char *name, char *buf, const char **rest,
 		int *links, bool *on_mount)
 {
@@ -69,23 +86,18 @@ static int step(int *dir, const char *name, char *buf, const char **rest,
 	mode_t mode;
 	int rc = fd < 0 ? -errno : look(fd, &mode, on_mount);
 
-	if (rc < 0 || *on_mount)
-		goto out;
-	if (S_ISLNK(mode)) {
+	if (rc == 0 && !*on_mount && S_ISLNK(mode)) {
 		rc = ++*links > MAX_LINKS ? -ELOOP : expand(fd, buf, *rest);
+		*rest = buf;
+		close(fd);
+		fd = -1;
 		if (rc == 0 && buf[0] == '/') {
-			close(fd);
 			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 			rc = fd < 0 ? -errno : 0;
-		} else if (rc == 0) {
-			close(fd);
-			fd = dup(*dir);
 		}
-		*rest = buf;
-	} else if (!S_ISDIR(mode)) {
+	} else if (rc == 0 && !*on_mount && !S_ISDIR(mode)) {
 		rc = -ENOTDIR;
 	}
-out:
 	if (rc == 0 && fd >= 0) {
 		close(*dir);
 		*dir = fd;

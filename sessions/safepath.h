@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The device of the mount this daemon serves (0 and unset: none). */
-void safepath_set_mount(dev_t dev);
+/* The mount this daemon serves is the one at mountpoint (NULL: none),
+ * its device read without a request to it. Returns 0 or -errno (then
+ * none). */
+int safepath_set_mount(const char *mountpoint);
 /* 0 when the absolute path names a directory, or when its walk reached
  * the mount (*on_mount, the rest unchecked); else -errno (ENOENT,
  * ENOTDIR, ELOOP, EINVAL for a relative path...). */
