@@ -53,7 +53,7 @@ int safepath_set_mount(const char *mountpoint)
 /* The type of fd's file and whether it is on the mount. */
 static int look(int fd, mode_t *mode, bool *on_mount)
 {
-	dev_t dev;
+	dev_t dev = 0; /* gcc -O3 cannot tell look_at sets it */
 	int rc = look_at(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mode,
 			 &dev);
 
