@@ -70,6 +70,7 @@ void conf_defaults(void)
 	conf.json_output_bytes = 1 << 20;
 	conf.history = 100;
 	conf.shell_spin_us = 0;
+	conf.cpu_poll_ms = 10;
 	conf.tty_scrollback_lines = 1000;
 	conf.tty_rc = false;
 	conf.default_session = true;

@@ -25,6 +25,7 @@ struct conf {
 	uint64_t json_output_bytes; /* stdout/stderr kept in result.json */
 	uint64_t history;	    /* numbered runs kept per session */
 	uint64_t shell_spin_us;	    /* a shell polls this long after a run */
+	uint64_t cpu_poll_ms; /* idle CPUs poll this long after a request */
 
 	/* a session's terminal (tty/) */
 	uint64_t tty_scrollback_lines; /* lines of scrollback it keeps */

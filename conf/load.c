@@ -40,6 +40,7 @@ static const struct setting {
 	  AT(max_spool_bytes) },
 	{ "history", K_UINT, 1, 100000, AT(history) },
 	{ "shell_spin_us", K_UINT, 0, 1000000, AT(shell_spin_us) },
+	{ "cpu_poll_ms", K_UINT, 0, 60000, AT(cpu_poll_ms) },
 	{ "tty_scrollback_lines", K_UINT, 0, 1000000,
 	  AT(tty_scrollback_lines) },
 	{ "tty_rc", K_BOOL, 0, 0, AT(tty_rc) },

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
+#include "sessions/cpulat.h"
 #include "sessions/driver.h"
 #include "sessions/sess.h"
 #include "sessions/spool.h"
@@ -101,6 +102,9 @@ static char *metrics_text(const struct node *n, size_t *len)
 	metric(&b, "refusals_total", "counter",
 	       "Refusals recorded in the sessions' error files.",
 	       sess_errors_total());
+	metric(&b, "cpu_poll_holds_total", "counter",
+	       "Times idle CPUs were asked to poll (cpu_poll_ms).",
+	       cpulat_holds());
 	return sb_take(&b, len);
 }
 

@@ -31,6 +31,7 @@
 #include "sessions/safepath.h"
 #include "ops.h"
 #include "park.h"
+#include "sessions/cpulat.h"
 #include "sessions/log.h"
 #include "sessions/loop.h"
 #include "sessions/sess.h"
@@ -67,7 +68,7 @@ static void on_fuse(struct loop_watch *w, uint32_t events)
 		int res = fuse_session_receive_buf(se, &fbuf);
 
 		if (res == -EINTR || res == -EAGAIN)
-			return;
+			break;
 		if (res <= 0 || fuse_session_exited(se)) {
 			loop_del(w);
 			begin_shutdown("unmounted");
@@ -75,6 +76,8 @@ static void on_fuse(struct loop_watch *w, uint32_t events)
 		}
 		fuse_session_process_buf(se, &fbuf);
 	}
+	/* after the replies: they need not wait for it */
+	cpulat_touch();
 }
 
 /* SIGTERM and SIGINT end sessionfs cleanly. SIGHUP, SIGUSR1 and SIGUSR2
@@ -244,6 +247,8 @@ static int serve(void)
 	if (rc == 0)
 		rc = watch_signals();
 	if (rc == 0)
+		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
+	if (rc == 0)
 		rc = sess_init();
 	if (rc == 0)
 		rc = make_default_session();
@@ -263,6 +268,7 @@ static int serve(void)
 		log_msg(LOG_ERR, "%s", strerror(-rc));
 	fsn_ops_fini();
 	sess_fini();
+	cpulat_fini();
 	return rc < 0 ? 1 : 0;
 }
 

@@ -21,7 +21,7 @@ unset SESSIONFS_CONFIG
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BIN_REAL=$(readlink -f "$SFS_BIN")
 SETTINGS="shell workspace runtime_dir default_timeout_ms kill_grace_ms max_sessions
-max_procs_per_session max_command_bytes max_output_bytes history shell_spin_us default_session env
+max_procs_per_session max_command_bytes max_output_bytes history shell_spin_us cpu_poll_ms default_session env
 log_level"
 
 # ---------------------------------------------------------------- helpers
