@@ -42,24 +42,40 @@ static void drop_run(struct sess *s, struct run *r)
 	list_del(&r->link);
 	if (r->no)
 		s->nruns--;
+	else
+		s->nnamed--;
 	r->sess = NULL;
 	run_unref(r);
 }
 
-/* Keeps at most conf.history finished numbered runs, and apart from
- * them at most conf.history finished named runs, dropping the oldest
- * first (a named run does not push numbered ones out, nor they it). */
-static void trim_history(struct sess *s)
+/* Finished named runs kept: a walk of every run, so done only when the
+ * named runs kept could be too many. */
+static unsigned named_done(struct sess *s)
 {
-	struct list *p, *n;
 	unsigned named = 0;
 
-	list_for_each_safe (p, n, &s->runs) {
+	if (s->nnamed <= conf.history)
+		return 0; /* however many finished, not too many */
+	for (struct list *p = s->runs.next; p != &s->runs; p = p->next) {
 		struct run *r = list_entry(p, struct run, link);
 
 		if (!r->no && r->state == RUN_DONE)
 			named++;
 	}
+	return named;
+}
+
+/* Keeps at most conf.history finished numbered runs, and apart from
+ * them at most conf.history finished named runs, dropping the oldest
+ * first (a named run does not push numbered ones out, nor they it). It
+ * runs at the end of every run, before its close is answered: the usual
+ * case (nothing or the oldest run to drop) looks at one run, not at the
+ * whole history. */
+static void trim_history(struct sess *s)
+{
+	struct list *p, *n;
+	unsigned named = named_done(s);
+
 	list_for_each_safe (p, n, &s->runs) {
 		struct run *r = list_entry(p, struct run, link);
 
@@ -93,6 +109,8 @@ static struct run *add_run(struct sess *s, const char *name, unsigned no)
 	list_add_tail(&s->runs, &r->link);
 	if (no)
 		s->nruns++;
+	else
+		s->nnamed++;
 	return r;
 }
 

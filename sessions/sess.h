@@ -64,10 +64,10 @@ struct sess {
 	bool env_pending; /* a run ended; its variables are coming */
 
 	struct run *active;
-	struct list queue; /* runs waiting, in arrival order */
-	struct list runs;  /* every run kept, oldest first */
-	unsigned next_no, nruns;
-	struct list procs; /* background processes (procs/NAME) */
+	struct list queue;		 /* runs waiting, in arrival order */
+	struct list runs;		 /* every run kept, oldest first */
+	unsigned next_no, nruns, nnamed; /* numbered, named runs kept */
+	struct list procs;		 /* background processes (procs/NAME) */
 	unsigned nprocs;
 	struct list ctxs; /* code contexts (contexts/NAME) */
 	unsigned nctxs;

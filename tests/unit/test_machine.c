@@ -278,6 +278,36 @@ START_TEST(history_trimmed)
 }
 END_TEST
 
+/* Named runs are trimmed apart from numbered ones, and a named run that
+ * has no command yet is kept however many finish after it. */
+START_TEST(named_history_trimmed)
+{
+	struct run *r[5], *idle, *num;
+	char name[8];
+
+	conf.history = 2;
+	ck_assert_int_eq(sess_new_run(S, "waiting", &idle), 0);
+	num = submit(S, "ok 0");
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ck_assert_int_eq(sess_new_run(S, name, &r[i]), 0);
+		run_ref(r[i]);
+		ck_assert_int_eq(sess_queue_run(S, r[i], "ok 0", 4), 0);
+		ck_assert(pump(is_done, r[i], 5000));
+	}
+	ck_assert_uint_eq(S->nnamed, 3); /* two finished, and "waiting" */
+	ck_assert_ptr_eq(sess_run_by_name(S, "waiting"), idle);
+	ck_assert_ptr_null(sess_run_by_name(S, "n2"));
+	ck_assert_ptr_eq(sess_run_by_name(S, "n3"), r[3]);
+	ck_assert_ptr_eq(sess_run_by_name(S, "n4"), r[4]);
+	ck_assert_ptr_eq(num->sess, S); /* numbered runs are not pushed out */
+	ck_assert_uint_eq(S->nruns, 1);
+	for (int i = 0; i < 5; i++)
+		run_unref(r[i]);
+	run_unref(num);
+}
+END_TEST
+
 /* ---- report frames and the environment ---- */
 
 START_TEST(env_from_report)
@@ -525,6 +555,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, queue_in_order);
 	tcase_add_test(tc, named_run);
 	tcase_add_test(tc, history_trimmed);
+	tcase_add_test(tc, named_history_trimmed);
 	tcase_add_test(tc, env_from_report);
 	tcase_add_test(tc, next_run_waits_for_env);
 	tcase_add_test(tc, prelude_sent_once);
