@@ -4,9 +4,10 @@
 # /dev/cpu_dma_latency open, its request is 0 µs while requests come,
 # held once for a burst of requests (metrics' cpu_poll_holds_total moves
 # by one), let go after cpu_poll_ms without one and held again at the
-# next; with cpu_poll_ms = 0 the device is never opened. Another test's
-# daemon may hold the device at the same time, so the state is read from
-# this daemon's counter, not from the device's value alone.
+# next; with cpu_poll_ms = 0 the device is never opened; no shell or
+# command has the descriptor. Another test's daemon may hold the device
+# at the same time, so the state is read from this daemon's counter, not
+# from the device's value alone.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,13 @@ check "mkdir sessions/poll" sfs_mkdir "$S"
 assert_run_ok "a run" "$S" 'true'
 h=$(holds)
 assert_true "a request held the device" "holds: ${h:-none}" test "${h:-0}" -ge 1
+# the descriptor is the daemon's only: not the shell's, not a command's
+assert_run_ok "a command lists its descriptors" "$S" 'ls -l /proc/$$/fd /proc/self/fd'
+if grep -q cpu_dma_latency "$S/stdout"; then
+	fail "no command or shell has $DEV open" "$(tr '\n' ' ' <"$S/stdout")"
+else
+	pass "no command or shell has $DEV open"
+fi
 sfs_check_umount "cpu_poll_ms = 10"
 
 # 2. a long hold time: one hold for a burst, let go after it, held again
