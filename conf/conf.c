@@ -53,8 +53,25 @@ static char *default_runtime_dir(void)
 	return strdup(has_xdg ? xdg : "/tmp");
 }
 
+/* What earlier defaults or a file set (a unit test loads many times). */
+static void free_settings(void)
+{
+	for (char **a = conf.shell_args; a && *a; a++)
+		free(*a);
+	free(conf.shell_args);
+	free(conf.shell);
+	free(conf.workspace);
+	free(conf.runtime_dir);
+	for (size_t i = 0; i < conf.nenv; i++)
+		free(conf.env[i]);
+	free(conf.env);
+	conf.env = NULL;
+	conf.nenv = 0;
+}
+
 void conf_defaults(void)
 {
+	free_settings();
 	conf.shell = strdup("/bin/bash");
 	conf.shell_args = calloc(1, sizeof(char *));
 	conf.workspace = default_workspace();

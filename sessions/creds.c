@@ -158,5 +158,6 @@ char **creds_envp(char **envp, uid_t uid)
 	/* a failure leaves what was made: the child execs or exits */
 	if (uid == geteuid() || plan_envp(&p, envp, getpwuid(uid)) < 0)
 		return envp;
+	free(p.own); /* its strings are in p.envp */
 	return p.envp;
 }

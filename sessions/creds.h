@@ -18,7 +18,8 @@ void creds_reset_signals(int keep);
 int creds_become(uid_t uid, gid_t gid);
 /* envp with HOME, USER, LOGNAME and SHELL of uid's passwd entry in place
  * of the inherited ones; envp itself when uid is the process's (or on
- * ENOMEM or without an entry). For the child only: never freed. */
+ * ENOMEM or without an entry). For the child, which need not free it
+ * (the array and the strings in it that are not envp's). */
 char **creds_envp(char **envp, uid_t uid);
 
 /* The same, worked out before the child starts, for a child that shares

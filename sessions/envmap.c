@@ -74,7 +74,8 @@ static int set_value(struct envvar *e, const char *val, size_t len)
 
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, val, len);
+	if (len) /* an empty value may come as NULL */
+		memcpy(v, val, len);
 	v[len] = '\0';
 	free(e->value);
 	e->value = v;

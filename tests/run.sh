@@ -41,13 +41,14 @@ bash tests/examples.sh "$top/build-test/sessionfs"
 echo "== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbuildtype=debug
-echo "== integration tests under ASan+UBSan"
+echo "== unit and integration tests under ASan+UBSan"
 # (ASan's quarantine keeps freed memory: t08's RSS bound is for plain builds)
 export SFS_ASAN=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=/tmp/sessionfs-asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=/tmp/sessionfs-ubsan
 rm -f /tmp/sessionfs-asan.* /tmp/sessionfs-ubsan.*
 status=0
+meson test -C build-asan --suite unit --print-errorlogs || status=$?
 SESSIONFS_BIN=$top/build-asan/sessionfs bash tests/integration/run.sh || status=$?
 for f in /tmp/sessionfs-asan.* /tmp/sessionfs-ubsan.*; do
 	[ -e "$f" ] || continue

@@ -53,6 +53,17 @@ START_TEST(envp_other_uid_from_passwd)
 	ck_assert(has(got, "USER=nobody") && has(got, "LOGNAME=nobody"));
 	snprintf(want, sizeof(want), "SHELL=%s", pw->pw_shell);
 	ck_assert(has(got, want));
+	/* what it made (a child does not free it): the array, and the
+	 * strings that are not envp's */
+	for (char **e = got; *e; e++) {
+		bool given = false;
+
+		for (char **o = envp; *o; o++)
+			given = given || *e == *o;
+		if (!given)
+			free(*e);
+	}
+	free(got);
 }
 END_TEST
 
