@@ -49,13 +49,14 @@ struct ctx {
 	struct strbuf abuf;    /* answer bytes not yet parsed */
 	int out_fd, err_fd;    /* read ends of its stdout and stderr */
 	struct loop_watch idle_o, idle_e; /* drop output between runs */
-	unsigned gen;			  /* names its fifos */
-	unsigned count;			  /* execution_count */
-	bool interrupted;		  /* the active execution was */
-	char key[CTX_KEY_LEN + 1];	  /* the active execution's */
-	size_t active_bytes;		  /* its formats' */
-	bool restart;			  /* start again once reaped */
-	bool ready, intr_pending; /* the driver said ready; SIGINT waits */
+	bool idle_said;	  /* that output was dropped, said since the last run */
+	unsigned gen;	  /* names its fifos */
+	unsigned count;	  /* execution_count */
+	bool interrupted; /* the active execution was */
+	char key[CTX_KEY_LEN + 1]; /* the active execution's */
+	size_t active_bytes;	   /* its formats' */
+	bool restart;		   /* start again once reaped */
+	bool ready, intr_pending;  /* the driver said ready; SIGINT waits */
 
 	struct run *active;
 	struct list queue; /* executions waiting (run qlink) */

@@ -8,7 +8,8 @@
  * execution reads them through descriptors of its own (dups, watched as
  * the run's pipes by output.c), closed once the driver says "done", which
  * it says after flushing them: what the execution printed is in its
- * spools when it ends. Between executions their output is dropped.
+ * spools when it ends. Between executions their output is dropped (and
+ * said in the session's error file).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -162,15 +163,24 @@ static void set_dead(struct ctx *c, const char *fmt, ...)
 	}
 }
 
-/* Between executions: what the interpreter's children print is dropped. */
+/* Between executions: what the interpreter's children print is dropped,
+ * said once between two executions. */
 static void on_idle_output(struct loop_watch *w, uint32_t events)
 {
+	struct ctx *c = w->arg;
 	char buf[4096];
 	ssize_t n;
 
 	(void)events;
 	while ((n = read(w->fd, buf, sizeof(buf))) > 0)
-		;
+		if (!c->idle_said) {
+			c->idle_said = true;
+			sess_error(c->sess,
+				   "contexts/%s: output printed between "
+				   "executions (by a child or a thread) "
+				   "was dropped",
+				   c->name);
+		}
 	if (n == 0 || errno != EAGAIN) {
 		/* every writer closed it (os.close(1)): nothing more comes */
 		loop_del(w);
@@ -182,6 +192,7 @@ static void on_idle_output(struct loop_watch *w, uint32_t events)
 /* While an execution runs, its own watches read the output. */
 static void idle_watch(struct ctx *c, bool on)
 {
+	c->idle_said = false;
 	if (c->idle_o.fd >= 0)
 		loop_mod(&c->idle_o, on ? EPOLLIN : 0);
 	if (c->idle_e.fd >= 0)

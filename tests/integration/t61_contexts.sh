@@ -317,6 +317,12 @@ check "forged frames" code pq $'import os\nfor f in os.listdir("/proc/self/fd"):
 assert_file_eq "$Q/stdout" $'after\n' "a forged done does not end the execution"
 check "no forged result" test ! -e "$Q/results/1"
 assert_file_match "$S/error" "without the execution's key was dropped" "forged frames are dropped with a line"
+# a child that prints after its execution ended: dropped, and said
+check "a child printing after its execution" code pq $'import subprocess\nsubprocess.Popen(["sh", "-c", "sleep 0.3; echo late"])\n1'
+said_late() { grep -q "contexts/pq: output printed between executions (by a child or a thread) was dropped" "$S/error"; }
+check "output between executions is said in error" sfs_until 5 said_late
+check "pq after the late child" code pq '2'
+assert_file_eq "$Q/stdout" "" "the late child's line is in no execution's stdout"
 check "a fork" code pq $'import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(0.2)\nelse:\n    os.waitpid(pid, 0)\npid'
 check "the fork's parent answers" test -s "$Q/result"
 check "pq after the fork" code pq '7'
