@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016
 # t43_cpu_poll: the daemon keeps idle CPUs polling while requests come
 # (cpu_poll_ms, README "Measured"): a root daemon holds
 # /dev/cpu_dma_latency open, its request is 0 µs while requests come,
@@ -45,6 +46,22 @@ if grep -q cpu_dma_latency "$S/stdout"; then
 else
 	pass "no command or shell has $DEV open"
 fi
+# ... nor any other process of the daemon's: a background job, a procs/
+# process, the terminal's bash, a context's interpreter, the watchdog
+assert_run_ok "a background job" "$S" 'sleep 30 &'
+check "mkdir procs/p" sfs_mkdir "$S/procs/p"
+check "procs/p/cmd" sfs_write "$S/procs/p/cmd" $'sleep 30\n' 10
+check "tty/input starts the terminal" sfs_write "$S/tty/input" $'true\n' 10
+if command -v python3 >/dev/null; then
+	check "mkdir contexts/py" sfs_mkdir "$S/contexts/py"
+	check "contexts/py runs code" sfs_write "$S/contexts/py/code" $'x = 1\n' 20
+fi
+under=$(sfs_descendants "$SFS_PID" | tr '\n' ' ')
+n=$(wc -w <<<"$under")
+assert_true "the daemon has several processes to look at" "$n: $under" test "$n" -ge 5
+leaked=
+for p in $under; do has_dev "$p" && leaked+="$p($(cat /proc/"$p"/comm 2>/dev/null)) "; done
+assert_eq "" "$leaked" "none of the daemon's $n processes has $DEV open"
 sfs_check_umount "cpu_poll_ms = 10"
 
 # 2. a long hold time: one hold for a burst, let go after it, held again

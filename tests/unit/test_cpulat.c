@@ -3,6 +3,7 @@
  * while requests keep coming, "no constraint" once they stop for the hold
  * time, and a device that is missing or refuses a write. */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include "sessions/cpulat.h"
 #include "sessions/loop.h"
@@ -130,6 +131,54 @@ START_TEST(refused_write)
 }
 END_TEST
 
+/* Whether this process has path open. */
+static bool have_open(const char *p)
+{
+	char fdp[64], target[sizeof(path) + 16];
+	bool found = false;
+
+	for (int i = 0; i < 1024 && !found; i++) {
+		ssize_t n;
+
+		snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", i);
+		n = readlink(fdp, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			found = strcmp(target, p) == 0;
+		}
+	}
+	return found;
+}
+
+/* A release that cannot be written (EPIPE: a fifo whose reader went)
+ * closes the descriptor, which is what lets the kernel's request go:
+ * nothing stays held, and later requests do not hold again. */
+START_TEST(refused_release)
+{
+	char fifo[sizeof(path) + 8];
+	int32_t v;
+	int rd;
+
+	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	signal(SIGPIPE, SIG_IGN);
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rd, 0);
+	ck_assert_int_eq(cpulat_init(fifo, 20), 0);
+	cpulat_touch();
+	ck_assert_uint_eq(cpulat_holds(), 1);
+	ck_assert_int_eq(read(rd, &v, sizeof(v)), sizeof(v));
+	ck_assert_int_eq(v, 0);
+	close(rd);
+	ck_assert(have_open(fifo));
+	run_for(80);
+	ck_assert(!have_open(fifo)); /* the request went with it */
+	cpulat_touch();
+	ck_assert_uint_eq(cpulat_holds(), 1);
+	unlink(fifo);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cpulat");
@@ -143,6 +192,7 @@ int main(void)
 	tcase_add_test(tc, off_when_zero);
 	tcase_add_test(tc, missing_device);
 	tcase_add_test(tc, refused_write);
+	tcase_add_test(tc, refused_release);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
