@@ -133,7 +133,7 @@ function transform(src) {
       edits.push([st.start, st.end, `void (${st.id.name} = ${text(st)});`]);
     } else if (st.type === 'FunctionDeclaration' && isAsync) {
       declared.push(st.id.name);
-      hoisted += `${st.id.name} = ${text(st)};\n`;
+      hoisted += `${st.id.name} = ${text(st)}; `;
       edits.push([st.start, st.end, '']);
     } else if (last && isAsync && st.type === 'ExpressionStatement') {
       edits.push([st.start, st.end, `return (${text(st.expression)});`]);
@@ -141,7 +141,9 @@ function transform(src) {
   });
   let out = src;
   for (const [a, b, t] of edits.reverse()) out = out.slice(0, a) + t + out.slice(b);
-  if (isAsync) out = `(async () => {\n${hoisted}${out}\n})()`;
+  // on the first line, so that the lines of the code are its own (and so
+  // are a hoisted function's when it comes first)
+  if (isAsync) out = `(async () => {${hoisted}${out}\n})()`;
   return { code: out, declared, isAsync };
 }
 

@@ -261,6 +261,12 @@ check "a rejection during an execution" code je 'await new Promise((r) => { Prom
 assert_eq "Error rej" "$(json "$JE/error" 'j["name"], j["value"]')" "it is the execution's error"
 check "je lives after the rejection" code je '6'
 assert_file_eq "$JE/result" $'6\n' "the js context lives on"
+# an async cell's lines are its own, a function declared first included
+check "an async cell that throws on its line 2" code je $'await 0\nthrow new Error("l2")'
+assert_file_match "$JE/error" '<cell [0-9]+>:2:' "an async cell's stack gives the cell's own line"
+check "an async cell with a function first" code je $'function f() {\n  return null.y\n}\nawait 0\nf()'
+assert_file_match "$JE/error" 'at f \(<cell [0-9]+>:2:' "the function's line in its stack is its own"
+assert_file_match "$JE/error" '<cell [0-9]+>:5:' "the call's line in its stack is its own"
 check "await (expr)" code je 'let w = 3; await (w)'
 assert_file_eq "$JE/result" $'3\n' "await (w) is an await, not a call"
 assert_write_errno ESRCH "ctl interrupt with nothing running" "$JE/ctl" $'interrupt\n'
