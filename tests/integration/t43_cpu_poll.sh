@@ -65,27 +65,27 @@ assert_eq "" "$leaked" "none of the daemon's $n processes has $DEV open"
 sfs_check_umount "cpu_poll_ms = 10"
 
 # 2. a long hold time: one hold for a burst, let go after it, held again
-printf 'cpu_poll_ms = 1500;\n' >"$SFS_TMP/long.conf"
-sfs_start_mount "cpu_poll_ms = 1500" -c "$SFS_TMP/long.conf" || exit 1
+printf 'cpu_poll_ms = 3000;\n' >"$SFS_TMP/long.conf"
+sfs_start_mount "cpu_poll_ms = 3000" -c "$SFS_TMP/long.conf" || exit 1
 S=$MNT/sessions/poll
-check "cpu_poll_ms = 1500: mkdir sessions/poll" sfs_mkdir "$S"
+check "cpu_poll_ms = 3000: mkdir sessions/poll" sfs_mkdir "$S"
 h0=$(holds)
-for i in 1 2 3; do assert_run_ok "cpu_poll_ms = 1500: run $i" "$S" 'true'; done
+for i in 1 2 3; do assert_run_ok "cpu_poll_ms = 3000: run $i" "$S" 'true'; done
 assert_eq 0 "$(qos)" "while requests come, the device's value is 0 µs"
-assert_eq "$h0" "$(holds)" "cpu_poll_ms = 1500: a burst of requests is one hold"
+assert_eq "$h0" "$(holds)" "cpu_poll_ms = 3000: a burst of requests is one hold"
 # A request of someone else's to this mount (a df) during the pause
 # would hold on: then the pause is tried again, at most three times.
 h1=$h0
 for _ in 1 2 3; do
-	sleep 2.5
+	sleep 3.5
 	holds >/dev/null # this request holds again, after its answer
 	h1=$(holds)
 	[ "${h1:-0}" -gt "$h0" ] && break
 	h0=$h1
 done
-assert_true "after 2.5 s without a request the hold was let go, the next request holds again" \
+assert_true "after 3.5 s without a request the hold was let go, the next request holds again" \
 	"holds ${h0:-none} then ${h1:-none}" test "${h1:-0}" -gt "${h0:-0}"
-sfs_check_umount "cpu_poll_ms = 1500"
+sfs_check_umount "cpu_poll_ms = 3000"
 
 # 3. cpu_poll_ms = 0: never opened, never held
 printf 'cpu_poll_ms = 0;\n' >"$SFS_TMP/off.conf"
