@@ -183,8 +183,6 @@ int main(void)
 {
 	Suite *s = suite_create("cpulat");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, hold_then_let_go);
@@ -194,9 +192,5 @@ int main(void)
 	tcase_add_test(tc, refused_write);
 	tcase_add_test(tc, refused_release);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return unit_run(s);
 }
