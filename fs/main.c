@@ -28,12 +28,12 @@
 #include "conf/conf.h"
 #include "files.h"
 #include "mountpoint.h"
-#include "sessions/safepath.h"
 #include "ops.h"
 #include "park.h"
 #include "sessions/cpulat.h"
 #include "sessions/log.h"
 #include "sessions/loop.h"
+#include "sessions/safepath.h"
 #include "sessions/sess.h"
 
 #ifndef SFS_VERSION
