@@ -143,14 +143,16 @@ static bool step(const struct cast *c, int out_fd, uint64_t out_size,
 		    sizeof(e)) {
 		if (r->carry.len == 0)
 			return false;
+		/* at the time it was printed: the same text at every read */
 		sb_addf(&r->text, "[%.6f, \"o\", ",
-			(double)(now_us() - c->start_us) / 1e6);
+			(double)(r->carry_us - c->start_us) / 1e6);
 		sb_add_json(&r->text, r->carry.p, r->carry.len);
 		sb_add(&r->text, "]\n", 2);
 		r->carry.len = 0;
 		return true;
 	}
 	r->next++;
+	r->carry_us = e.us;
 	t = (double)(e.us - c->start_us) / 1e6;
 	if (e.len)
 		output_event(&r->text, &e, t, out_fd, out_size, &r->carry);

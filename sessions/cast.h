@@ -34,6 +34,7 @@ struct cast_reader {
 	uint64_t next;	     /* the next record to turn into text */
 	bool started;	     /* the header is made */
 	struct strbuf carry; /* a UTF-8 character cut between two records */
+	int64_t carry_us;    /* when the last of it was printed */
 	struct strbuf text;  /* made and not yet read past, from offset at */
 	uint64_t at;
 };
