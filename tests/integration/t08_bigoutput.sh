@@ -29,15 +29,19 @@ S=$MNT/sessions/big
 check "mkdir sessions/big" sfs_mkdir "$S"
 
 # rss_kb FIELD: the daemon's FIELD (VmRSS, VmHWM) in kB, from
-# /proc/PID/status with builtins only (no fork per sample)
+# /proc/PID/status with builtins only (no fork per sample). The file is
+# read whole first: a `read` per line seeks back after each line, and the
+# kernel makes the text again at each seek, so a line whose numbers
+# changed meanwhile could be skipped.
 rss_kb() {
-	local k v _u
+	local st k v _u
+	IFS= read -r -d '' st <"/proc/$SFS_PID/status"
 	while read -r k v _u; do
 		if [ "$k" = "$1:" ]; then
 			printf '%s\n' "$v"
 			return 0
 		fi
-	done <"/proc/$SFS_PID/status"
+	done <<<"$st"
 	return 1
 }
 
