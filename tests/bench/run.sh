@@ -15,7 +15,9 @@
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
 # its echo, against script(1) and a PTY of its own) and tty_feed (the
 # terminal's emulator alone: 100 MiB of cat's output fed as the daemon
-# feeds it, against every byte through libvterm and a memcpy).
+# feeds it, against every byte through libvterm and a memcpy) and hostile
+# (a read of health while another user of an allow_other mount attacks
+# it: stops, descriptors, context floods, against the quiet mount).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -34,7 +36,7 @@
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
-# TTY_FEED_MIB change the sizes.
+# TTY_FEED_MIB, HOSTILE_S change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -46,7 +48,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty tty_feed"
+all+=" stream_latency peers contexts tty tty_feed hostile"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -209,6 +211,8 @@ else
 fi
 bench tty 600 python3 -Bu "$here/tty_bench.py" "$mnt" "$pid"
 bench tty_feed 300 "$feed" "${TTY_FEED_MIB:-100}"
+# hostile mounts its own instance with allow_other (its attacker is a user)
+bench hostile 600 "$ctxpy" -Bu "$here/hostile.py" "$mnt" "$pid" "$daemon"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
