@@ -4,7 +4,8 @@
  * start, each in a cgroup of its own below the session's, with output
  * spooled like a run's and a stdin fed from the filesystem. Each claims
  * its own exit (reap.c) and arms its own timer (its kill's escalation,
- * the wait of rmdir for its cgroup).
+ * the wait of its kill for the tree a dead leader left, the wait of
+ * rmdir for its cgroup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -356,21 +357,23 @@ static void ended(struct run *p, int wstatus)
 static void on_timer(struct loop_timer *t)
 {
 	struct run *p = t->arg;
+	bool running = p->state == RUN_RUNNING;
 
-	if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
-	    loop_now_ms() >= p->kill_at) {
+	/* A tree that went within the grace ended as its leader did; one
+	 * that needed KILL ended by KILL, whatever ended its leader. */
+	if (running && p->leader_gone && p->kill_stage == 1 &&
+	    contain_empty(&p->cg)) {
+		ended(p, p->leader_wstatus);
+		return;
+	}
+	if (running && p->kill_stage == 1 && loop_now_ms() >= p->kill_at) {
 		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
 			   p->name);
 		contain_kill(&p->cg);
 		p->kill_stage = 2;
 	}
-	/* A tree that needed KILL ended by KILL, whatever ended its leader
-	 * before; one that went within the grace ended as its leader did. */
-	if (p->state == RUN_RUNNING && p->leader_gone && p->kill_stage == 2)
+	if (running && p->leader_gone && p->kill_stage == 2)
 		ended(p, W_EXITCODE(0, SIGKILL));
-	else if (p->state == RUN_RUNNING && p->leader_gone &&
-		 contain_empty(&p->cg))
-		ended(p, p->leader_wstatus);
 	else if (!finish_removal(p->sess, p))
 		arm(p);
 }

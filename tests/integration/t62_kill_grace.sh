@@ -6,7 +6,8 @@
 # file it writes has "cleaned"), the process ends once its tree is gone
 # (>= the trap's 0.5 s, exit 143: TERM ended the leader, nothing needed
 # KILL). A script that ignores TERM gets KILL after the grace, and the
-# exit is 137 (signal 9). rmdir and the root's killall give the same
+# exit is 137 (signal 9), also at once after a KILL written during the
+# grace. rmdir and the root's killall give the same
 # grace. A session run `bash t.sh` killed through the session's ctl runs
 # its trap too.
 # shellcheck disable=SC2016
@@ -32,8 +33,9 @@ cleanup_trap() { printf '%q' "sleep 0.5; echo cleaned > $1; exit 0"; }
 
 # kill_proc LABEL NAME MARK HOW: start procs/NAME running the script
 # NAME.sh, wait for its `sleep MARK`, end it with HOW (ctl: `echo kill >
-# ctl`; rmdir; killall: the root's ctl), set EL to the ms from that until
-# the exit (or rmdir, killall) returned and GOT to the exit read
+# ctl`; ctl-then-KILL: kill, then KILL; rmdir; killall: the root's ctl),
+# set EL to the ms from that until the exit (or rmdir, killall) returned
+# and GOT to the exit read
 kill_proc() {
 	local label=$1 name=$2 mark=$3 how=$4 t0
 	GOT= EL=
@@ -48,6 +50,11 @@ kill_proc() {
 	case $how in
 	ctl)
 		check "$label: echo kill > ctl" sfs_write "$P/$name/ctl" $'kill\n' 10
+		GOT=$(timeout 15 cat "$P/$name/exit")
+		;;
+	ctl-then-KILL)
+		check "$label: echo kill > ctl" sfs_write "$P/$name/ctl" $'kill\n' 10
+		check "$label: echo KILL > ctl" sfs_write "$P/$name/ctl" $'KILL\n' 10
 		GOT=$(timeout 15 cat "$P/$name/exit")
 		;;
 	rmdir) check "$label: rmdir procs/$name" timeout 15 rmdir "$P/$name" ;;
@@ -87,6 +94,14 @@ if kill_proc "TERM ignored" t2 "732.$$" ctl; then
 	assert_file_match "$S/error" 'procs/t2 outlived SIGTERM: SIGKILL' \
 		"TERM ignored: error says KILL was needed"
 	no_mark_left "TERM ignored" "732.$$"
+fi
+
+# 2b. KILL written during the grace ends what is left at once: exit 137
+script t2b "736.$$" "''"
+if kill_proc "KILL in the grace" t2b "736.$$" ctl-then-KILL; then
+	assert_eq 137 "$GOT" "KILL in the grace: exit 137"
+	assert_lt "$EL" 1800 "KILL in the grace: it ended before the 2 s grace" " ms"
+	no_mark_left "KILL in the grace" "736.$$"
 fi
 
 # 3. rmdir gives the same grace, and returns once the tree is gone
