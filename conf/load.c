@@ -26,7 +26,7 @@ static const struct setting {
 	{ "shell", K_SHELL, 0, 0, AT(shell) },
 	{ "workspace", K_STR, 0, 0, AT(workspace) },
 	{ "runtime_dir", K_STR, 0, 0, AT(runtime_dir) },
-	{ "default_timeout_ms", K_UINT, 0, 86400000ULL * 365,
+	{ "default_timeout_ms", K_UINT, 0, NAME_TIMEOUT_MAX_MS,
 	  AT(default_timeout_ms) },
 	{ "kill_grace_ms", K_UINT, 0, 600000, AT(kill_grace_ms) },
 	{ "max_sessions", K_UINT, 1, 1000000, AT(max_sessions) },

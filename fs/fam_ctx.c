@@ -93,12 +93,13 @@ static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
 	(void)req;
 	(void)off;
 	if (rc == 0)
-		rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+		rc = name_parse_timeout(fh->w.p, fh->w.len, &ms);
 	if (rc < 0) {
 		sess_error(n->s,
 			   "contexts/%s/timeout: '%.*s' is not a number of "
-			   "milliseconds",
-			   n->c->name, (int)(len > 40 ? 40 : len), fh->w.p);
+			   "milliseconds from 0 to %llu",
+			   n->c->name, (int)(len > 40 ? 40 : len), fh->w.p,
+			   NAME_TIMEOUT_MAX_MS);
 		return rc;
 	}
 	ctx_set_timeout(n->c, ms);

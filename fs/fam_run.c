@@ -257,11 +257,13 @@ static int timeout_write(fuse_req_t req, struct fh *fh, struct node *n,
 	(void)req;
 	if (rc < 0)
 		return rc;
-	rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
+	rc = name_parse_timeout(fh->w.p, fh->w.len, &ms);
 	if (rc < 0) {
 		sess_error(n->s,
-			   "timeout: '%.*s' is not a number of milliseconds",
-			   (int)fam_value_len(&fh->w), fh->w.p);
+			   "timeout: '%.*s' is not a number of milliseconds "
+			   "from 0 to %llu",
+			   (int)fam_value_len(&fh->w), fh->w.p,
+			   NAME_TIMEOUT_MAX_MS);
 		return rc;
 	}
 	if (!n->run_level) {

@@ -64,8 +64,9 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
 	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
 		sess_error(s,
 			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
-			   "timeout MS; nothing of this write was done",
-			   (int)(len > 80 ? 80 : len), line);
+			   "timeout MS (0 to %llu); nothing of this write was "
+			   "done",
+			   (int)(len > 80 ? 80 : len), line, NAME_TIMEOUT_MAX_MS);
 		return -EINVAL;
 	}
 	if (!apply)

@@ -77,7 +77,7 @@ int ctl_parse(const char *s, size_t len, struct ctl_cmd *c)
 	ms = 0;
 	if (is(w, n, "timeout")) {
 		c->op = CTL_TIMEOUT;
-		rc = an ? name_parse_u64(arg, an, &ms) : -EINVAL;
+		rc = an ? name_parse_timeout(arg, an, &ms) : -EINVAL;
 		c->ms = ms;
 		return rc;
 	}

@@ -71,6 +71,16 @@ int name_parse_u64(const char *s, size_t len, unsigned long long *out)
 	return 0;
 }
 
+int name_parse_timeout(const char *s, size_t len, unsigned long long *ms)
+{
+	unsigned long long v;
+
+	if (name_parse_u64(s, len, &v) < 0 || v > NAME_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	*ms = v;
+	return 0;
+}
+
 void name_escape(char *dst, size_t cap, const char *src)
 {
 	size_t o = 0;

@@ -22,5 +22,12 @@ bool name_env_value_valid(const char *val, size_t len);
 void name_escape(char *dst, size_t cap, const char *src);
 /* Parses a non-negative decimal with optional surrounding blanks/newline. */
 int name_parse_u64(const char *s, size_t len, unsigned long long *out);
+/* The longest timeout (ms) of a run, a session or a context: 365 days, as
+ * default_timeout_ms. A deadline is a monotonic int64_t ms, which a value
+ * near 2^63 or 2^64 would wrap into the past. */
+#define NAME_TIMEOUT_MAX_MS (86400000ULL * 365)
+/* Parses a timeout as name_parse_u64 does; -EINVAL for what is not a
+ * number or is past NAME_TIMEOUT_MAX_MS. */
+int name_parse_timeout(const char *s, size_t len, unsigned long long *ms);
 
 #endif

@@ -4,7 +4,8 @@
  * start, each in a cgroup of its own below the session's, with output
  * spooled like a run's and a stdin fed from the filesystem. Each claims
  * its own exit (reap.c) and arms its own timer (its kill's escalation,
- * the wait of rmdir for its cgroup).
+ * the wait of its kill for the tree a dead leader left, the wait of
+ * rmdir for its cgroup).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -257,14 +258,20 @@ void proc_eof(struct run *p)
 
 static void on_timer(struct loop_timer *t);
 
-/* Sets p's timer: the escalation of its kill, or, while rmdir waits for
- * what it left behind, a poll of its cgroup. */
+/* How often a kill looks whether the tree of a dead leader is gone. */
+#define TREE_POLL_MS 20
+
+/* Sets p's timer: the escalation of its kill, a poll of the tree its
+ * leader left during the grace, or, while rmdir waits for what it left
+ * behind, a poll of its cgroup. */
 static void arm(struct run *p)
 {
-	int64_t t = 0;
+	int64_t t = 0, poll = loop_now_ms() + TREE_POLL_MS;
 
 	if (p->state == RUN_RUNNING && p->kill_stage == 1)
 		t = p->kill_at;
+	if (p->state == RUN_RUNNING && p->leader_gone && (!t || poll < t))
+		t = poll;
 	if (p->gone_cb && p->state != RUN_RUNNING)
 		t = loop_now_ms() + 10;
 	if (t)
@@ -286,6 +293,9 @@ int proc_signal(struct run *p, int sig)
 	if (sig == SIGTERM && p->kill_stage == 0) {
 		p->kill_stage = 1;
 		p->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+		arm(p);
+	} else if (sig == SIGKILL && p->kill_stage == 1) {
+		p->kill_stage = 2; /* nothing is left to wait for */
 		arm(p);
 	}
 	return 0;
@@ -322,29 +332,13 @@ static bool finish_removal(struct sess *s, struct run *p)
 	return true;
 }
 
-static void on_timer(struct loop_timer *t)
+/* p has ended: its leader's wait status is wstatus. What is left of its
+ * tree goes when it was killed or rmdir waits. */
+static void ended(struct run *p, int wstatus)
 {
-	struct run *p = t->arg;
-
-	if (p->state == RUN_RUNNING && p->kill_stage == 1 &&
-	    loop_now_ms() >= p->kill_at) {
-		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
-			   p->name);
-		contain_kill(&p->cg);
-		p->kill_stage = 2;
-	}
-	if (!finish_removal(p->sess, p))
-		arm(p);
-}
-
-/* The process p ended (wstatus from waitpid). */
-static void reaped(struct reap_watch *w, int wstatus)
-{
-	struct run *p = w->arg;
 	struct sess *s = p->sess;
 	enum run_end end = p->end == END_KILLED ? END_KILLED : END_EXITED;
 
-	p->cg.leader = 0; /* reaped: its pid may be reused */
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
@@ -358,6 +352,46 @@ static void reaped(struct reap_watch *w, int wstatus)
 		contain_kill(&p->cg); /* the rest of its tree */
 	if (!finish_removal(s, p))
 		arm(p);
+}
+
+static void on_timer(struct loop_timer *t)
+{
+	struct run *p = t->arg;
+	bool running = p->state == RUN_RUNNING;
+
+	/* A tree that went within the grace ended as its leader did; one
+	 * that needed KILL ended by KILL, whatever ended its leader. */
+	if (running && p->leader_gone && p->kill_stage == 1 &&
+	    contain_empty(&p->cg)) {
+		ended(p, p->leader_wstatus);
+		return;
+	}
+	if (running && p->kill_stage == 1 && loop_now_ms() >= p->kill_at) {
+		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
+			   p->name);
+		contain_kill(&p->cg);
+		p->kill_stage = 2;
+	}
+	if (running && p->leader_gone && p->kill_stage == 2)
+		ended(p, W_EXITCODE(0, SIGKILL));
+	else if (!finish_removal(p->sess, p))
+		arm(p);
+}
+
+/* The process p ended (wstatus from waitpid). During a kill's grace the
+ * rest of its tree keeps the grace: p ends when they are gone too. */
+static void reaped(struct reap_watch *w, int wstatus)
+{
+	struct run *p = w->arg;
+
+	p->cg.leader = 0; /* reaped: its pid may be reused */
+	if (p->kill_stage == 1 && !contain_empty(&p->cg)) {
+		p->leader_gone = true;
+		p->leader_wstatus = wstatus;
+		arm(p);
+		return;
+	}
+	ended(p, wstatus);
 }
 
 int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg)

@@ -74,6 +74,10 @@ struct run {
 	bool stdin_eof;		   /* close stdin once the queue is written */
 	int kill_stage;		   /* 0, 1 (signalled), 2 (KILLed) */
 	int64_t kill_at;
+	/* Its leader died during its kill's grace while the rest of its tree
+	 * lived on: the wait status, kept until the tree is gone. */
+	bool leader_gone;
+	int leader_wstatus;
 	struct loop_timer timer; /* kill_at, or polls its cgroup for rmdir */
 	struct reap_watch reap;	 /* its exit */
 	int64_t ended_wall;

@@ -207,7 +207,8 @@ START_TEST(timeout_ok)
 	expect_timeout("timeout 0", 0);
 	expect_timeout("timeout 1", 1);
 	expect_timeout("timeout 3600000", 3600000);
-	expect_timeout("timeout 18446744073709551615", UINT64_MAX);
+	/* 365 days, the most a deadline is given */
+	expect_timeout("timeout 31536000000", 31536000000ULL);
 }
 END_TEST
 
@@ -222,6 +223,12 @@ START_TEST(timeout_bad)
 	expect_bad("timeout 500 600");
 	expect_bad("timeout 500 ms");
 	expect_bad("TIMEOUT 500");
+	/* past 365 days: near 2^63 and 2^64 a deadline wrapped into the
+	 * past, and the run timed out at once */
+	expect_bad("timeout 31536000001");
+	expect_bad("timeout 9223372036854775808");
+	expect_bad("timeout 18446744073709551615");
+	expect_bad("timeout 18446744073709551616");
 }
 END_TEST
 

@@ -247,6 +247,31 @@ START_TEST(u64_len)
 }
 END_TEST
 
+/* A timeout is 0 to 365 days; past that, even where a u64 holds it, it
+ * is refused and *ms is left alone. */
+START_TEST(timeout_range)
+{
+	static const char *const bad[] = { "31536000001", "9223372036854775807",
+					   "9223372036854775808",
+					   "18446744073709551615",
+					   "18446744073709551616", "-1",
+					   "1e9", "", "5 ms" };
+	unsigned long long v = 0;
+
+	ck_assert_int_eq(name_parse_timeout("0", 1, &v), 0);
+	ck_assert(v == 0);
+	ck_assert_int_eq(name_parse_timeout(" 31536000000\n", 13, &v), 0);
+	ck_assert(v == NAME_TIMEOUT_MAX_MS);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		ck_assert_msg(name_parse_timeout(bad[i], strlen(bad[i]), &v) ==
+				      -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_msg(v == 7, "'%s' wrote *ms", bad[i]);
+	}
+}
+END_TEST
+
 /* What a refusal quotes stays on one line, and is cut to fit. */
 START_TEST(escape)
 {
@@ -287,6 +312,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, u64_range);
 	tcase_add_test(tc, u64_bad);
 	tcase_add_test(tc, u64_len);
+	tcase_add_test(tc, timeout_range);
 	suite_add_tcase(s, tc);
 	return s;
 }
