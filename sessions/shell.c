@@ -33,6 +33,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -310,16 +311,44 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	return pid;
 }
 
-/* The control and result pipes: cp[0] and rp[1] are the shell's. */
-static int make_pipes(int cp[2], int rp[2])
+/* The driver of a shell of another user's opens its pipes again through
+ * /proc after each run (sfsdrv/fds.c), which only a pipe of that user's
+ * allows: they are made the owner's, with mode 0 until the driver has
+ * made its shell not dumpable and then the pipes 0600, so that no other
+ * process of the owner's can open them at any time, bash's start
+ * included. */
+static int give_pipe(int fd, const struct shell_who *w)
 {
+	if (w->uid == geteuid())
+		return 0;
+	return fchown(fd, w->uid, w->gid) < 0 || fchmod(fd, 0) < 0 ? -errno :
+								     0;
+}
+
+/* The control and result pipes of w's shell: cp[0] and rp[1] are the
+ * shell's. */
+static int make_pipes(const struct shell_who *w, int cp[2], int rp[2])
+{
+	int rc;
+
 	if (pipe2(cp, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(rp, O_CLOEXEC) == 0)
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		rp[0] = rp[1] = -1;
+	} else {
+		rc = give_pipe(cp[0], w);
+		if (rc == 0)
+			rc = give_pipe(rp[0], w);
+	}
+	if (rc == 0)
 		return 0;
-	close(cp[0]);
-	close(cp[1]);
-	return -errno;
+	for (int i = 0; i < 2; i++) {
+		close(cp[i]);
+		if (rp[i] >= 0)
+			close(rp[i]);
+	}
+	return rc;
 }
 
 /* Keeps the daemon's ends of the pipes once the shell has its own. */
@@ -342,7 +371,7 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		  const struct contain *cg, int *ctl, int *res)
 {
 	int cp[2], rp[2];
-	pid_t pid = make_pipes(cp, rp);
+	pid_t pid = make_pipes(w, cp, rp);
 
 	if (pid < 0)
 		return pid;
@@ -420,7 +449,7 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 
 	if (pid < 0)
 		return pid;
-	pid = make_pipes(cp, rp);
+	pid = make_pipes(w, cp, rp);
 	if (pid < 0)
 		return pid;
 	pid = send_request(sock, w, cg, cp[0], rp[1]);
