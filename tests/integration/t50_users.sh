@@ -543,6 +543,16 @@ if [ -f "$BIN_DIR/sfsdrv.so" ]; then
 		timeout 10 "${AS[@]}" rmdir "$MNT/sessions/p-u1"
 		persist u1 "$MNT/sessions/st-u1" "private build"
 		persist nobody "$MNT/sessions/st-nobody" "private build"
+		# the module on disk replaced (an upgrade, a rebuild): the
+		# daemon's shells still load the copy it read at its start
+		printf 'not a shared object\n' >"$PRIV/sfsdrv.so"
+		asu u1
+		check "private build: u1 mkdir sessions/p-new" "${AS[@]}" mkdir "$MNT/sessions/p-new"
+		# (exit: the next run's shell is started after the replacement,
+		# not made ahead before it)
+		urun u1 "$MNT/sessions/p-new" 'exit 3' >/dev/null
+		assert_eq "still-u1" "$(urun u1 "$MNT/sessions/p-new" 'echo still-u1')" \
+			"private build: after sfsdrv.so is replaced on disk, a new shell still runs"
 		sfs_check_umount "private build"
 	fi
 	SFS_BIN=$SFS_BIN_MAIN
