@@ -347,6 +347,11 @@ persist() {
 for f in /proc/$$/fd/200 /proc/$$/task/*/fd/200; do [ -e "$f" ] && n=$((n + 1)); done; echo $n')" \
 		"$label: the shell holds no fd 200 (where it got the daemon's memfd of the driver)"
 	assert_eq "$pid" "$(urun "$who" "$dir" 'echo $$')" "$label: the shell's pid is still the same"
+	# as root: the holder thread's pipes (control on 0, result on 201)
+	# are the owner's, and no one else's to open
+	got=$(for f in /proc/"$pid"/task/*/fd/0 /proc/"$pid"/task/*/fd/201; do
+		[ -p "$f" ] && stat -L -c '%u %a' "$f"; done 2>/dev/null | sort -u | tr '\n' ' ')
+	assert_eq "${UID_OF[$who]} 600 " "$got" "$label: the shell's pipes are $who's, mode 0600"
 	n=$(grep -c "session $(basename "$dir"): the shell ended" "$SFS_TMP/daemon.log")
 	assert_eq 0 "$n" "$label: the log says no shell of it ended"
 	timeout 10 "${AS[@]}" rmdir -- "$dir" 2>/dev/null
