@@ -113,9 +113,9 @@ static int seal_copy(const char *path)
 	while (rc == 0 && (n = sendfile(fd, in, NULL, 1 << 20)) != 0)
 		if (n < 0)
 			rc = -errno;
-	if (rc == 0 && fcntl(fd, F_ADD_SEALS,
-			     F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
-				     F_SEAL_SEAL) < 0)
+	if (rc == 0 &&
+	    fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
 		rc = -errno;
 	close(in);
 	if (rc < 0 && fd >= 0)
@@ -377,10 +377,10 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
  * included. */
 static int give_pipe(int fd, const struct shell_who *w)
 {
-	if (w->uid == geteuid())
-		return 0;
-	return fchown(fd, w->uid, w->gid) < 0 || fchmod(fd, 0) < 0 ? -errno :
-								     0;
+	if (w->uid != geteuid() &&
+	    (fchown(fd, w->uid, w->gid) < 0 || fchmod(fd, 0) < 0))
+		return -errno;
+	return 0;
 }
 
 /* The control and result pipes of w's shell: cp[0] and rp[1] are the

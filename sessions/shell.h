@@ -31,12 +31,12 @@
 #include "envmap.h"
 
 #define SHELL_RES_FD  201	  /* the shell's end of the result pipe */
+#define SHELL_DRIVER  "sfsdrv.so" /* the driver module's file name */
+#define SHELL_KEY_LEN 16	  /* hex digits of a run's key */
 /* The driver module's memfd in a starting shell, and its path there (the
  * driver's DRV_MOD_FD). */
 #define SHELL_DRV_FD   200
 #define SHELL_DRV_PATH "/proc/self/fd/200"
-#define SHELL_DRIVER  "sfsdrv.so" /* the driver module's file name */
-#define SHELL_KEY_LEN 16	  /* hex digits of a run's key */
 /* The shell's stderr until the driver runs (see shell_spawn). */
 #define SHELL_BOOT_ERR "boot.err"
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
