@@ -35,6 +35,7 @@
 #include "sessions/loop.h"
 #include "sessions/safepath.h"
 #include "sessions/sess.h"
+#include "sessions/shell.h"
 
 #ifndef SFS_VERSION
 #define SFS_VERSION "0"
@@ -250,6 +251,9 @@ static int serve(void)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
 	if (rc == 0)
 		rc = sess_init();
+	/* once, before any shell: the module of this start, whatever later
+	 * replaces the file (logged when it is missing) */
+	shell_load_driver();
 	if (rc == 0)
 		rc = make_default_session();
 	if (rc == 0 && files_init(conf.workspace) < 0)

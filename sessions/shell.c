@@ -6,6 +6,11 @@
  * user's functions, aliases, variables, options and traps cannot reach
  * it. The module is found next to the daemon's executable (a build tree),
  * else in SFS_DRIVER_DIR (meson install); without it no shell starts.
+ * The daemon copies it once into a sealed memfd, which each shell gets on
+ * SHELL_DRV_FD and loads as /proc/self/fd/SHELL_DRV_FD: a shell of
+ * another user needs no access to the module's path (a build tree in a
+ * 0700 home), and a module replaced on disk (an upgrade) changes nothing
+ * for the running daemon. The driver closes that descriptor as it starts.
  *
  * Abandoning a run (kill, timeout): the daemon sends SHELL_ABORT_SIG to
  * the shell before it signals the other processes. The child here starts
@@ -32,7 +37,10 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -47,17 +55,22 @@
 /* The shell only loads the driver (sessions/sfsdrv/sfsdrv.c, a bash
  * loadable builtin) and hands it the session's directory: the protocol
  * loop runs in C, where no function, alias, variable, option or trap of
- * the user's reaches it. $1 and $2 are cleared by the driver. A shell that
- * cannot load it exits 126 before any run. */
+ * the user's reaches it. $1 is SHELL_DRV_PATH, $2 the directory; the
+ * driver clears both. A shell that cannot load it exits 126 before any
+ * run. */
 static const char boot[] =
 	"builtin enable -f \"$1\" sfs_driver || builtin exit 126\n"
 	"sfs_driver \"$2\"\n";
 
 static char drv_path[PATH_MAX];
+static int drv_fd = -1; /* the module's sealed copy */
 
 void shell_set_driver(const char *path)
 {
 	snprintf(drv_path, sizeof(drv_path), "%s", path);
+	if (drv_fd >= 0)
+		close(drv_fd);
+	drv_fd = -1;
 }
 
 bool shell_find_file(const char *file, char *buf, size_t len)
@@ -78,20 +91,63 @@ bool shell_find_file(const char *file, char *buf, size_t len)
 	return access(buf, R_OK) == 0;
 }
 
-/* The driver module: next to the daemon's executable (a build tree), else
- * where it is installed. */
-static const char *driver(void)
+/* MFD_EXEC (Linux 6.3) keeps a memfd executable where vm.memfd_noexec
+ * would make it noexec; older headers and kernels have no such flag. */
+#ifndef MFD_EXEC
+#define MFD_EXEC 0
+#endif
+
+/* The file at path in a memfd that nothing can change any more (the
+ * seals hold for every process that opens it). Returns it or -errno. */
+static int seal_copy(const char *path)
 {
+	int in = open(path, O_RDONLY | O_CLOEXEC), fd, rc = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	fd = memfd_create(SHELL_DRIVER,
+			  MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	if (fd < 0)
+		rc = -errno;
+	while (rc == 0 && (n = sendfile(fd, in, NULL, 1 << 20)) != 0)
+		if (n < 0)
+			rc = -errno;
+	if (rc == 0 &&
+	    fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		rc = -errno;
+	close(in);
+	if (rc < 0 && fd >= 0)
+		close(fd);
+	return rc < 0 ? rc : fd;
+}
+
+int shell_load_driver(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (drv_fd >= 0)
+		return drv_fd;
 	if (drv_path[0])
-		return drv_path;
-	if (shell_find_file(SHELL_DRIVER, drv_path, sizeof(drv_path)))
-		return drv_path;
-	drv_path[0] = '\0';
-	log_msg(LOG_ERR,
-		"the shell driver " SHELL_DRIVER " is neither next to the "
-		"executable nor in " SFS_DRIVER_DIR ": no session shell can "
-		"start");
-	return NULL;
+		snprintf(path, sizeof(path), "%s", drv_path);
+	else if (!shell_find_file(SHELL_DRIVER, path, sizeof(path))) {
+		log_msg(LOG_ERR,
+			"the shell driver " SHELL_DRIVER " is neither next to "
+			"the executable nor in " SFS_DRIVER_DIR ": no session "
+			"shell can start");
+		return -ENOENT;
+	}
+	fd = seal_copy(path);
+	if (fd < 0) {
+		log_msg(LOG_ERR, "the shell driver %s cannot be read: %s", path,
+			strerror(-fd));
+		return fd;
+	}
+	log_msg(LOG_INFO, "the shell driver is %s", path);
+	drv_fd = fd;
+	return fd;
 }
 
 /* The frame head's end, from p to z: nothing, or " " and the run's key
@@ -158,7 +214,7 @@ struct spawn {
 	bool enter;		 /* forked: moves itself into cg */
 	char boot_err[PATH_MAX]; /* w->dir/SHELL_BOOT_ERR */
 	const char *cwd;
-	int ctl_r, res_w;
+	int ctl_r, res_w, drv; /* drv: the module's memfd */
 };
 
 /* The shell's stderr until its driver runs: the file SHELL_BOOT_ERR,
@@ -180,26 +236,28 @@ static int child(void *arg)
 {
 	const struct spawn *sp = arg;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), berr;
-	int ctl_r, res_w;
+	int ctl_r, res_w, drv;
 
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	creds_reset_signals(SHELL_ABORT_SIG);
 	setsid();
 	if ((sp->enter && contain_enter(sp->cg) < 0) || null < 0)
 		return 126;
-	/* Move all three above 201 first: one may sit on 0-2 or 201
+	/* Move them all above 201 first: one may sit on 0-2, 200 or 201
 	 * already, and dup2 onto the same number would keep close-on-exec. */
 	ctl_r = fcntl(sp->ctl_r, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	res_w = fcntl(sp->res_w, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
+	drv = fcntl(sp->drv, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	null = fcntl(null, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 	berr = boot_stderr(sp, null);
-	if (ctl_r < 0 || res_w < 0 || null < 0 || dup2(ctl_r, 0) < 0 ||
-	    dup2(null, 1) < 0 || dup2(berr, 2) < 0 ||
-	    dup2(res_w, SHELL_RES_FD) < 0)
+	if (ctl_r < 0 || res_w < 0 || drv < 0 || null < 0 ||
+	    dup2(ctl_r, 0) < 0 || dup2(null, 1) < 0 || dup2(berr, 2) < 0 ||
+	    dup2(drv, SHELL_DRV_FD) < 0 || dup2(res_w, SHELL_RES_FD) < 0)
 		return 126;
 	/* Nothing else of the daemon's (/dev/fuse above all, or of whatever
-	 * started it) may reach the shell and its commands. */
-	close_range(3, SHELL_RES_FD - 1, 0);
+	 * started it) may reach the shell and its commands; the driver
+	 * closes SHELL_DRV_FD once it is loaded. */
+	close_range(3, SHELL_DRV_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
 	if (creds_apply(sp->cr) < 0)
 		return 126;
@@ -212,7 +270,7 @@ static int child(void *arg)
 }
 
 /* bash's arguments: its options, then the boot script and its $1, $2. */
-static void make_argv(char **argv, const char *drv, const char *dir)
+static void make_argv(char **argv, const char *dir)
 {
 	size_t n = 0;
 
@@ -224,7 +282,7 @@ static void make_argv(char **argv, const char *drv, const char *dir)
 	argv[n++] = "-c";
 	argv[n++] = (char *)boot;
 	argv[n++] = "bash";
-	argv[n++] = (char *)drv;
+	argv[n++] = SHELL_DRV_PATH;
 	argv[n++] = (char *)dir;
 	argv[n] = NULL;
 }
@@ -285,41 +343,70 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 		      const struct contain *cg, int ctl_r, int res_w,
 		      const char *arg)
 {
-	const char *drv = driver();
+	int drv = shell_load_driver();
 	struct creds_plan cr;
 	struct spawn sp = { .bash = bash, .cr = &cr, .cg = cg, .cwd = w->cwd };
 	char *argv[64];
 	pid_t pid;
 
-	if (!drv)
-		return -ENOENT;
+	if (drv < 0)
+		return drv;
 	pid = make_exit_files(w);
 	if (pid < 0)
 		return pid;
 	pid = creds_plan(&cr, w->uid, w->gid, envp);
 	if (pid < 0)
 		return pid;
-	make_argv(argv, drv, arg);
+	make_argv(argv, arg);
 	sp.argv = argv;
 	snprintf(sp.boot_err, sizeof(sp.boot_err), "%s/" SHELL_BOOT_ERR,
 		 w->dir);
 	sp.ctl_r = ctl_r;
 	sp.res_w = res_w;
+	sp.drv = drv;
 	pid = start_child(&sp);
 	creds_plan_free(&cr);
 	return pid;
 }
 
-/* The control and result pipes: cp[0] and rp[1] are the shell's. */
-static int make_pipes(int cp[2], int rp[2])
+/* The driver of a shell of another user's opens its pipes again through
+ * /proc after each run (sfsdrv/fds.c), which only a pipe of that user's
+ * allows: they are made the owner's, with mode 0 until the driver has
+ * made its shell not dumpable and then the pipes 0600, so that no other
+ * process of the owner's can open them at any time, bash's start
+ * included. */
+static int give_pipe(int fd, const struct shell_who *w)
 {
+	if (w->uid != geteuid() &&
+	    (fchown(fd, w->uid, w->gid) < 0 || fchmod(fd, 0) < 0))
+		return -errno;
+	return 0;
+}
+
+/* The control and result pipes of w's shell: cp[0] and rp[1] are the
+ * shell's. */
+static int make_pipes(const struct shell_who *w, int cp[2], int rp[2])
+{
+	int rc;
+
 	if (pipe2(cp, O_CLOEXEC) < 0)
 		return -errno;
-	if (pipe2(rp, O_CLOEXEC) == 0)
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		rc = -errno;
+		rp[0] = rp[1] = -1;
+	} else {
+		rc = give_pipe(cp[0], w);
+		if (rc == 0)
+			rc = give_pipe(rp[0], w);
+	}
+	if (rc == 0)
 		return 0;
-	close(cp[0]);
-	close(cp[1]);
-	return -errno;
+	for (int i = 0; i < 2; i++) {
+		close(cp[i]);
+		if (rp[i] >= 0)
+			close(rp[i]);
+	}
+	return rc;
 }
 
 /* Keeps the daemon's ends of the pipes once the shell has its own. */
@@ -342,7 +429,7 @@ pid_t shell_spawn(const char *bash, const struct shell_who *w, char **envp,
 		  const struct contain *cg, int *ctl, int *res)
 {
 	int cp[2], rp[2];
-	pid_t pid = make_pipes(cp, rp);
+	pid_t pid = make_pipes(w, cp, rp);
 
 	if (pid < 0)
 		return pid;
@@ -420,7 +507,7 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 
 	if (pid < 0)
 		return pid;
-	pid = make_pipes(cp, rp);
+	pid = make_pipes(w, cp, rp);
 	if (pid < 0)
 		return pid;
 	pid = send_request(sock, w, cg, cp[0], rp[1]);

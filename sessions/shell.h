@@ -33,6 +33,10 @@
 #define SHELL_RES_FD  201	  /* the shell's end of the result pipe */
 #define SHELL_DRIVER  "sfsdrv.so" /* the driver module's file name */
 #define SHELL_KEY_LEN 16	  /* hex digits of a run's key */
+/* The driver module's memfd in a starting shell, and its path there (the
+ * driver's DRV_MOD_FD). */
+#define SHELL_DRV_FD   200
+#define SHELL_DRV_PATH "/proc/self/fd/200"
 /* The shell's stderr until the driver runs (see shell_spawn). */
 #define SHELL_BOOT_ERR "boot.err"
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
@@ -56,6 +60,11 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f);
 /* Makes shells load the driver module at path instead of looking for it
  * next to the executable, then in SFS_DRIVER_DIR (tests use it). */
 void shell_set_driver(const char *path);
+/* Copies the driver module into the sealed memfd that every shell started
+ * from now on loads, unless that is done already (the daemon does it at
+ * start-up; while there is none, each start of a shell tries again).
+ * Returns the memfd or -errno (logged). */
+int shell_load_driver(void);
 /* Finds a file installed with the daemon: next to its executable (a
  * build tree), else in SFS_DRIVER_DIR. Fills buf with its path; false
  * when it is in neither. */

@@ -14,6 +14,7 @@
 
 #define DRV_CTL_FD    0	  /* the control pipe between runs */
 #define DRV_RES_FD    201 /* the result pipe between runs (SHELL_RES_FD) */
+#define DRV_MOD_FD    200 /* this module's memfd at the start (SHELL_DRV_FD) */
 #define DRV_ABORT_SIG (SIGRTMIN + 3) /* SHELL_ABORT_SIG */
 
 struct drv {

@@ -181,7 +181,11 @@ void drv_unroom(const struct rlimit *saved)
 
 int drv_fds_init(void)
 {
-	if (start_holder() < 0 ||
+	/* A shell of another user's gets its pipes with mode 0 (shell.c's
+	 * give_pipe): it is not dumpable now (setup_shell), so they may be
+	 * opened again, by it alone. */
+	if (fchmod(DRV_CTL_FD, 0600) < 0 || fchmod(DRV_RES_FD, 0600) < 0 ||
+	    start_holder() < 0 ||
 	    chan_init(&ctl, DRV_CTL_FD, O_RDONLY | O_NONBLOCK) < 0 ||
 	    chan_init(&res, DRV_RES_FD, O_WRONLY) < 0)
 		return -1;

@@ -350,6 +350,9 @@ static int run_one(const char *id, const char *gen, char flag)
  * inherit it). */
 static void setup_shell(void)
 {
+	/* The daemon's copy of this module, loaded now: no command may
+	 * inherit a descriptor of the daemon's. */
+	close(DRV_MOD_FD);
 	/* Other processes of the owner's (the commands' children) may not
 	 * open this shell's /proc files, and so not the holder's pipes.
 	 * Root's pass that check anyway. */

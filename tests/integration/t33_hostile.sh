@@ -198,8 +198,11 @@ if check "bad driver: the daemon mounts" sfs_until 5 timeout 2 test -d "$BD/mnt/
 	check "bad driver: mkdir a session" sfs_mkdir "$BD/mnt/sessions/x"
 	sfs_run "$BD/mnt/sessions/x" 'echo hi' 10
 	assert_file_eq "$BD/mnt/sessions/x/exit" $'126\n' "bad driver: the run fails with 126"
-	assert_file_match "$BD/mnt/sessions/x/error" 'the shell could not start its driver: .*enable: .*sfsdrv.so' \
+	# (bash loads the daemon's copy of the module, /proc/self/fd/N; the
+	# log names the file it was copied from)
+	assert_file_match "$BD/mnt/sessions/x/error" 'the shell could not start its driver: .*enable: cannot open shared object /proc/self/fd/[0-9]+' \
 		"bad driver: error says what bash said"
+	assert_file_match "$BD/log" "the shell driver is $BD/bin/sfsdrv.so" "bad driver: the log names the driver's file"
 	timeout 10 fusermount3 -u "$BD/mnt" 2>/dev/null || timeout 10 fusermount3 -uz "$BD/mnt"
 	check "bad driver: the daemon exits after the unmount" sfs_wait_gone "$bdpid" 5
 fi

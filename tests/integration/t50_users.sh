@@ -11,7 +11,14 @@
 # root) and hold no descriptor of the daemon; a caller in a rootless user
 # namespace is its host uid; the mount adds default_permissions itself;
 # max_sessions_per_user; without allow_other other users get EACCES on
-# the mount as before.
+# the mount as before. As u1 and as nobody (uid 65534), t03's state checks
+# and more: what one run leaves (cwd, variables exported or not, a
+# function, an alias, set -o and shopt options, a trap) is there in the
+# next runs, in the same shell (issue 26 item 6: the driver could not open
+# its root-owned pipes again, and every run got a new shell). The same
+# from a copy of the build in a 0700 directory that the users cannot
+# enter (issue 26 item 15: their shells could not load sfsdrv.so from
+# it); no command or shell holds the daemon's memfd of the driver.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-10} # one operation; many run, so a hang must not cost 30 s each
 # shellcheck source=lib.sh
@@ -128,6 +135,10 @@ done
 NAME_OF[root]=root
 UID_OF[root]=0
 GID_OF[root]=0
+# a user of the system's (no home: /nonexistent)
+NAME_OF[nobody]=$(getent passwd 65534 | cut -d: -f1)
+UID_OF[nobody]=65534
+GID_OF[nobody]=$(getent passwd 65534 | cut -d: -f4)
 
 # the users reach SFS_TMP/pub (markers, scratch); SFS_TMP stays unlistable
 chmod 711 "$SFS_TMP"
@@ -301,6 +312,49 @@ expect_no_daemon_fds() {
 		note "$label: the listing was: $(printf '%s' "$2" | tr '\n' '|')"
 	fuse=$(printf '%s\n' "$2" | grep -c -e '/dev/fuse')
 	assert_eq 0 "$fuse" "$label: no /dev/fuse among them"
+	assert_eq 0 "$(printf '%s\n' "$2" | grep -c -e 'memfd:')" "$label: no memfd (the daemon's copy of the driver) among them"
+}
+
+# ---------------------------------------------------------------- state across runs
+
+# persist WHO DIR LABEL: t03's state checks and more as WHO in the session
+# DIR (made here): what a run leaves is in the next runs, and the shell is
+# the same one (its pid; the daemon's log says no shell ended)
+PERSIST_SET='cd /tmp; export A=1; B=2; greet() { echo "hello, $1"; }
+alias hi="echo alias-hi"; set -o noclobber; shopt -s extglob
+trap "echo caught-usr1" USR1; echo $$'
+PERSIST_GET='echo "$PWD $A $B"; greet again; hi
+[[ $- == *C* ]] && echo noclobber; shopt -q extglob && echo extglob
+trap -p USR1; echo $$'
+PERSIST_WANT=$'/tmp 1 2\nhello, again\nalias-hi\nnoclobber\nextglob\ntrap -- \'echo caught-usr1\' SIGUSR1'
+persist() {
+	local who=$1 dir=$2 label="$3: $1's session" pid got n
+	asu "$who"
+	check "$label: mkdir $(sfs_rel "$dir")" "${AS[@]}" mkdir -- "$dir" || return 1
+	pid=$(urun "$who" "$dir" "$PERSIST_SET")
+	if [[ $pid =~ ^[1-9][0-9]*$ ]]; then pass "$label: the first run prints the shell's pid"; else
+		fail "$label: the first run prints the shell's pid" "it printed $(sfs_q "$pid")"
+		pid=none
+	fi
+	assert_eq "${UID_OF[$who]}" "$(urun "$who" "$dir" 'id -u')" "$label: the runs are $who's"
+	got=$(urun "$who" "$dir" "$PERSIST_GET")
+	assert_eq "$PERSIST_WANT" "${got%$'\n'*}" \
+		"$label: cwd, exported and plain variables, a function, an alias, set -o and shopt options and a trap hold in the next runs"
+	assert_eq "$pid" "${got##*$'\n'}" "$label: the shell's pid is the same in the next runs"
+	assert_eq "caught-usr1" "$(urun "$who" "$dir" 'kill -USR1 $$')" "$label: the trap runs in a later run"
+	# (a glob and [ -e ] in the shell itself: see the /dev/fuse check)
+	assert_eq 0 "$(urun "$who" "$dir" 'n=0
+for f in /proc/$$/fd/200 /proc/$$/task/*/fd/200; do [ -e "$f" ] && n=$((n + 1)); done; echo $n')" \
+		"$label: the shell holds no fd 200 (where it got the daemon's memfd of the driver)"
+	assert_eq "$pid" "$(urun "$who" "$dir" 'echo $$')" "$label: the shell's pid is still the same"
+	# as root: the holder thread's pipes (control on 0, result on 201)
+	# are the owner's, and no one else's to open
+	got=$(for f in /proc/"$pid"/task/*/fd/0 /proc/"$pid"/task/*/fd/201; do
+		[ -p "$f" ] && stat -L -c '%u %a' "$f"; done 2>/dev/null | sort -u | tr '\n' ' ')
+	assert_eq "${UID_OF[$who]} 600 " "$got" "$label: the shell's pipes are $who's, mode 0600"
+	n=$(grep -c "session $(basename "$dir"): the shell ended" "$SFS_TMP/daemon.log")
+	assert_eq 0 "$n" "$label: the log says no shell of it ended"
+	timeout 10 "${AS[@]}" rmdir -- "$dir" 2>/dev/null
 }
 
 # ---------------------------------------------------------------- with allow_other
@@ -372,6 +426,9 @@ for pair in "u1 $S1" "u2 $S2" "root $SR"; do
 	fi
 	timeout 10 "${AS[@]}" rmdir "$dir/procs/fd" 2>/dev/null
 done
+# state across runs, as owners other than the daemon's user
+persist u1 "$MNT/sessions/st-u1" "allow_other"
+persist nobody "$MNT/sessions/st-nobody" "allow_other"
 # a user's commands (processes other than the shell) cannot open the
 # shell's /proc files, and so not its driver's pipes: no report forged
 read -r -d '' FORGE <<'EOF'
@@ -464,6 +521,50 @@ assert_errno "$DENY_ERRNO" "userns: cat u2's stdout is $DENY_ERRNO" "${US[@]}" c
 assert_true "userns: nothing ran in root's session" "$PUB/ran.userns exists" test ! -e "$PUB/ran.userns"
 sfs_check_umount "allow_other"
 
+# ---------------------------------------------------------------- a build in a private directory
+
+# the daemon, its driver and the context drivers copied into a directory
+# of mode 0700 (a checkout in /root, or in mktemp -d): the users' shells
+# cannot open the driver's path, and still run and keep their state
+BIN_DIR=$(dirname "$SFS_BIN")
+if [ -f "$BIN_DIR/sfsdrv.so" ]; then
+	PRIV=$(mktemp -d "$SFS_TMP/priv.XXXXXX")
+	cp "$SFS_BIN" "$PRIV/sessionfs"
+	for f in sfsdrv.so sfsctx.py sfsctx.js; do
+		[ -f "$BIN_DIR/$f" ] && cp "$BIN_DIR/$f" "$PRIV/"
+	done
+	assert_eq 700 "$(stat -c %a "$PRIV")" "private build: its directory has mode 0700"
+	asu u1
+	assert_errno EACCES "private build: u1 cannot open its sfsdrv.so" "${AS[@]}" cat "$PRIV/sfsdrv.so"
+	SFS_BIN_MAIN=$SFS_BIN
+	SFS_BIN=$PRIV/sessionfs
+	if sfs_start_mount "private build" -o allow_other; then
+		asu u1
+		check "private build: u1 mkdir sessions/p-u1" "${AS[@]}" mkdir "$MNT/sessions/p-u1"
+		assert_eq "out-u1" "$(urun u1 "$MNT/sessions/p-u1" 'echo out-u1')" \
+			"private build: a run of u1's prints its output"
+		assert_eq 0 "$(uread u1 "$MNT/sessions/p-u1/exit")" "private build: the run of u1's exits 0"
+		expect_no_daemon_fds "private build: u1's run" "$(urun u1 "$MNT/sessions/p-u1" 'ls -l /proc/self/fd')"
+		timeout 10 "${AS[@]}" rmdir "$MNT/sessions/p-u1"
+		persist u1 "$MNT/sessions/st-u1" "private build"
+		persist nobody "$MNT/sessions/st-nobody" "private build"
+		# the module on disk replaced (an upgrade, a rebuild): the
+		# daemon's shells still load the copy it read at its start
+		printf 'not a shared object\n' >"$PRIV/sfsdrv.so"
+		asu u1
+		check "private build: u1 mkdir sessions/p-new" "${AS[@]}" mkdir "$MNT/sessions/p-new"
+		# (exit: the next run's shell is started after the replacement,
+		# not made ahead before it)
+		urun u1 "$MNT/sessions/p-new" 'exit 3' >/dev/null
+		assert_eq "still-u1" "$(urun u1 "$MNT/sessions/p-new" 'echo still-u1')" \
+			"private build: after sfsdrv.so is replaced on disk, a new shell still runs"
+		sfs_check_umount "private build"
+	fi
+	SFS_BIN=$SFS_BIN_MAIN
+else
+	note "skip private build: no sfsdrv.so next to $SFS_BIN (an installed daemon)"
+fi
+
 # ---------------------------------------------------------------- max_sessions_per_user
 
 CFG=$SFS_TMP/limit.conf
@@ -536,7 +637,15 @@ if command -v fusermount3 >/dev/null && [ -u "$(command -v fusermount3)" ]; then
 	asu u1
 	UMNT=$PUB/u1.mnt
 	"${AS[@]}" mkdir "$UMNT"
-	"${AS[@]}" "$SFS_BIN" -f "$UMNT" >"$SFS_TMP/u1daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
+	UBIN=$SFS_BIN
+	# a build in a directory u1 cannot enter (/root): a copy u1 can run
+	if ! "${AS[@]}" test -x "$SFS_BIN"; then
+		UBIN=$PUB/ubuild/sessionfs
+		mkdir -m 755 "$PUB/ubuild"
+		cp "$SFS_BIN" "$(dirname "$SFS_BIN")"/sfs{drv.so,ctx.py,ctx.js} "$PUB/ubuild/" 2>/dev/null
+		note "own daemon: u1 cannot run $SFS_BIN; runs a copy in $PUB/ubuild"
+	fi
+	"${AS[@]}" "$UBIN" -f "$UMNT" >"$SFS_TMP/u1daemon.log" 2>&1 </dev/null {SFS_OUT}>&- {SFS_ERR}>&- &
 	UPID=$!
 	SFS_BG_PIDS+=("$UPID")
 	if check "own daemon: u1 mounts sessionfs itself" sfs_until 10 "${AS[@]}" test -d "$UMNT/sessions/default"; then

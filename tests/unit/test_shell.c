@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "sessions/envmap.h"
@@ -1242,6 +1243,32 @@ START_TEST(bash_hostile)
 }
 END_TEST
 
+/* The daemon's copy of the driver: the module's bytes in a memfd that is
+ * close-on-exec and sealed (nothing can write, grow or shrink it), made
+ * once. */
+START_TEST(driver_sealed)
+{
+	struct stat a, b;
+	int fd, seals;
+
+	shell_set_driver(SFS_TEST_DRIVER);
+	fd = shell_load_driver();
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(shell_load_driver(), fd);
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	seals = fcntl(fd, F_GET_SEALS);
+	ck_assert_int_eq(seals, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
+					F_SEAL_SEAL);
+	ck_assert_int_eq(stat(SFS_TEST_DRIVER, &a), 0);
+	ck_assert_int_eq(fstat(fd, &b), 0);
+	ck_assert_int_eq(a.st_size, b.st_size);
+	ck_assert_int_eq(pwrite(fd, "x", 1, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(ftruncate(fd, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("shell");
@@ -1259,6 +1286,9 @@ static Suite *suite(void)
 	tc = tcase_create("prelude");
 	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
 	tcase_add_test(tc, prelude_records);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("driver");
+	tcase_add_test(tc, driver_sealed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bash");
 	tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
