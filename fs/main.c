@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "fdq.h"
 #include "files.h"
 #include "mountpoint.h"
 #include "ops.h"
@@ -250,6 +251,8 @@ static int serve(void)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
 	if (rc == 0)
 		rc = sess_init();
+	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
+		rc = fdq_init();
 	if (rc == 0)
 		rc = make_default_session();
 	if (rc == 0 && files_init(conf.workspace) < 0)
