@@ -5,14 +5,15 @@
 # user's open) the daemon's own work still has the reserve: root's runs,
 # another user's mkdir and health (within 1 s) go on. The bound is given
 # back at close, at the kill of the holder and when the daemon ends the
-# session whose run holds them. A spool that cannot be opened makes the
+# session whose run holds them; the descriptors files/ keeps for the
+# inodes of open files stop at the cut too. A spool that cannot be opened makes the
 # read fail (EMFILE, EIO), never an empty success, and result.json an
 # error rather than "stdout": "".
 #
 # The test shell lowers its own RLIMIT_NOFILE (soft and hard) to 1024 so
 # that the daemon it starts has that limit: the bounds are computed from
 # the daemon's limit, read back from metrics, never assumed here.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2317  # functions called through sfs_until
 SFS_T=${SFS_T:-15}
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,12 +48,14 @@ mkdir -p "$RT" "$WS" "$U"
 chmod 755 "$SFS_TMP" "$WS"
 chmod 777 "$U"
 echo ws-file >"$WS/f"
-chmod 644 "$WS/f"
+mkdir "$WS/d" # more files than the daemon's limit
+for ((i = 0; i < 1100; i++)); do echo "f$i" >"$WS/d/f$i"; done
+chmod -R a+rX "$WS"
 MARK=fdholder$$
 sfs_marker "$MARK"
 
-# holder.py PATH N RELEASE REPORT MARK: opens PATH and reads a byte of it
-# up to N times, writes "HELD ERRNO" (ERRNO of the first refusal, or none)
+# holder.py PATH N RELEASE REPORT MARK: opens PATH (with %d: PATH % i for
+# the i-th) and reads a byte of it up to N times, writes "HELD ERRNO" (ERRNO of the first refusal, or none)
 # to REPORT, holds them until RELEASE exists (120 s at most), closes them
 cat >"$U/holder.py" <<'EOF'
 import errno, os, sys, time
@@ -60,7 +63,7 @@ path, n, release, report = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[
 fds, err = [], "none"
 for i in range(n):
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path % i if "%d" in path else path, os.O_RDONLY)
     except OSError as e:
         err = errno.errorcode.get(e.errno, str(e.errno))
         break
@@ -246,6 +249,19 @@ check "cut: his rmdir" as "$OTHER" rmdir "$MNT/sessions/other"
 release cut
 assert_eq root-ok "$(timeout 5 cat "$MNT/sessions/default/stdout")" "cut: released, root reads its stdout"
 assert_eq hello-fd "$(as_her cat "$HS/stdout")" "cut: and she hers"
+
+# files/: each open file costs its node's descriptor and its own
+hold files "$MNT/files/d/f%d" 1100
+assert_eq ENFILE "$HERR" "files: she holds files/ files open until ENFILE (held $HELD)"
+assert_true "files: she held fewer than half the cut (two descriptors each)" "held $HELD, cut $CUT" \
+	test "$HELD" -le $((CUT / 2))
+check "files: root's run succeeds" sfs_run "$MNT/sessions/default" 'echo root-files'
+check "files: root's result.json has its output" grep -q '"stdout":"root-files\\n"' "$MNT/sessions/default/result.json"
+check "files: another user's mkdir works" as "$OTHER" mkdir "$MNT/sessions/other2"
+check "files: his rmdir" as "$OTHER" rmdir "$MNT/sessions/other2"
+release files
+assert_eq f7 "$(as_her cat "$MNT/files/d/f7")" "files: released, she reads files/ again"
 sfs_check_umount "cut"
+
 SFS_DONE=1
 exit 0
