@@ -19,8 +19,8 @@
 #include "fdq.h"
 #include "sessions/log.h"
 
-#define NOBODY ((uid_t)-1) /* a descriptor counted for no user */
-#define LIMIT_MAX (1u << 24) /* more than the kernel's nr_open allows */
+#define NOBODY	  ((uid_t)-1) /* a descriptor counted for no user */
+#define LIMIT_MAX (1u << 24)  /* more than the kernel's nr_open allows */
 
 /* What one user holds. */
 struct use {
@@ -40,7 +40,8 @@ int fdq_init(void)
 
 	if (owner)
 		return 0;
-	getrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
 	limit = rl.rlim_cur < LIMIT_MAX ? (unsigned long)rl.rlim_cur :
 					  LIMIT_MAX;
 	reserve = conf.fd_reserve < limit / 2 ? conf.fd_reserve : limit / 2;
@@ -88,6 +89,7 @@ int fdq_check(uid_t uid)
 	return -EMFILE;
 }
 
+/* Both start the module if nobody did (a unit test of fs/files.c). */
 int fdq_take(uid_t uid, int fd)
 {
 	int rc = fd < 0 ? -errno : fdq_init();

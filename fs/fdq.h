@@ -10,7 +10,7 @@
 
 /* Reads the daemon's RLIMIT_NOFILE (once sess_init has raised it) and
  * works out the cut (the limit less the reserve) and the bound per user.
- * Returns 0 or -ENOMEM. */
+ * Returns 0 or -errno. */
 int fdq_init(void);
 /* Whether uid may have one more descriptor held for her: 0, or -EMFILE
  * when she holds her bound (the mounter and root have none). */

@@ -325,8 +325,10 @@ void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e)
 struct fnode *fnode_lookup(struct fnode *dir, const char *name,
 			   struct fuse_entry_param *e, int *err)
 {
-	/* past the cut ENFILE: a du over the workspace keeps the reserve */
-	int fd = fdq_keep(openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+	/* ENFILE past the cut: however many nodes the kernel keeps (a du,
+	 * files held open), they leave the daemon its reserve */
+	int fd = fdq_keep(
+		openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	struct fnode *n;
 	struct stat st;
 	uint64_t mnt = 0;

@@ -10,7 +10,7 @@
 #include "fs/fdq.h"
 
 #define SHE 1000
-#define HE 1001
+#define HE  1001
 
 /* Limits this process to 64 descriptors, then starts the module. */
 static void start(uint64_t reserve, uint64_t per_user)
@@ -90,7 +90,8 @@ START_TEST(cut_keeps_the_reserve)
 		own++;
 	ck_assert_int_eq(errno, EMFILE);
 	ck_assert_int_eq(own, 16); /* the reserve was all there */
-	while (own > 0) /* LeakSanitizer needs descriptors at exit */
+	/* LeakSanitizer needs descriptors at exit */
+	while (own > 0)
 		close(mine[--own]);
 }
 END_TEST
