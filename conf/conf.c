@@ -81,6 +81,8 @@ void conf_defaults(void)
 	conf.max_sessions = 1024;
 	conf.max_sessions_per_user = 64;
 	conf.max_procs_per_session = 256;
+	conf.max_fds_per_user = 0;
+	conf.fd_reserve = 256;
 	conf.max_command_bytes = 16 << 20;
 	conf.max_output_bytes = 4ULL << 30;
 	conf.max_spool_bytes = 0;

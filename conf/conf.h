@@ -18,6 +18,8 @@ struct conf {
 	uint64_t max_sessions;
 	uint64_t max_sessions_per_user; /* of a user other than the mounter */
 	uint64_t max_procs_per_session;
+	uint64_t max_fds_per_user; /* held for open files; 0: a quarter */
+	uint64_t fd_reserve;	   /* descriptors only the daemon's work uses */
 	uint64_t max_command_bytes;
 	uint64_t max_output_bytes;  /* per stream of a run; 0: no limit */
 	uint64_t max_spool_bytes;   /* all output kept; 0: half of the

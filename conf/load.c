@@ -34,6 +34,8 @@ static const struct setting {
 	  AT(max_sessions_per_user) },
 	{ "max_procs_per_session", K_UINT, 1, 100000,
 	  AT(max_procs_per_session) },
+	{ "max_fds_per_user", K_UINT, 0, 1ULL << 24, AT(max_fds_per_user) },
+	{ "fd_reserve", K_UINT, 16, 1ULL << 24, AT(fd_reserve) },
 	{ "max_command_bytes", K_UINT, 1, 1ULL << 30, AT(max_command_bytes) },
 	{ "max_output_bytes", K_UINT, 0, 1ULL << 50, AT(max_output_bytes) },
 	{ "max_spool_bytes", K_UINT, 1ULL << 20, 1ULL << 50,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "fdq.h"
 #include "sessions/log.h"
 #include "sessions/run.h"
 
@@ -40,12 +41,9 @@ void fh_free(struct fh *fh)
 	fh_set_run(fh, NULL);
 	if (fh->priv_free)
 		fh->priv_free(fh->priv);
-	if (fh->fd >= 0)
-		close(fh->fd);
-	if (fh->fd_out >= 0)
-		close(fh->fd_out);
-	if (fh->fd_err >= 0)
-		close(fh->fd_err);
+	fdq_close(fh->fd);
+	fdq_close(fh->fd_out);
+	fdq_close(fh->fd_err);
 	free(fh->text);
 	free(fh->w.p);
 	free(fh->var);
@@ -90,19 +88,49 @@ struct fh *fh_new(const struct node *n)
 	return fh;
 }
 
+/* Why fh's spool could not be opened (err), in its session's error file
+ * (else the log); returns the errno its read fails with: EMFILE, ENFILE
+ * and ENOMEM as they are, anything else (a spool gone) EIO. */
+static int spool_failed(const struct fh *fh, int err)
+{
+	struct sess *s = sess_get(fh->sid);
+	char why[160];
+
+	if (err == EMFILE)
+		snprintf(why, sizeof(why),
+			 "uid %u holds %lu descriptors for open files "
+			 "(max_fds_per_user)",
+			 (unsigned)fh->uid, fdq_bound());
+	else if (err == ENFILE)
+		snprintf(why, sizeof(why),
+			 "the daemon's descriptors are at their limit "
+			 "less fd_reserve");
+	else
+		snprintf(why, sizeof(why), "its spool file: %s", strerror(err));
+	if (s)
+		sess_error(s, "%s: cannot be read: %s", fh->fe->name, why);
+	else
+		log_msg(LOG_WARNING, "%s: cannot be read: %s", fh->fe->name,
+			why);
+	return err == EMFILE || err == ENFILE || err == ENOMEM ? err : EIO;
+}
+
 int fh_spool(struct fh *fh, int *slot, const char *suffix)
 {
 	struct sess *s;
 	char name[64];
+	int fd;
 
-	if (*slot >= 0 || !fh->r)
+	if (*slot >= 0)
 		return *slot;
-	s = fh->r->sess;
+	s = fh->r ? fh->r->sess : NULL;
 	if (!s || (fh->r->state == RUN_QUEUED && strcmp(suffix, "cmd")))
-		return -1;
+		return -spool_failed(fh, ENOENT);
 	run_file(fh->r, suffix, name, sizeof(name));
-	*slot = openat(s->dirfd, name, O_RDONLY | O_CLOEXEC);
-	return *slot;
+	fd = fdq_take(fh->uid, openat(s->dirfd, name, O_RDONLY | O_CLOEXEC));
+	if (fd < 0)
+		return -spool_failed(fh, -fd);
+	return *slot = fd;
 }
 
 void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
@@ -154,10 +182,15 @@ void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
 		     uint64_t end, size_t size, off_t off)
 {
 	uint64_t at = (uint64_t)off;
-	int fd = fh_spool(fh, &fh->fd, suffix);
+	int fd;
 
-	if (at >= end || fd < 0)
+	if (at >= end) {
 		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fd = fh_spool(fh, &fh->fd, suffix);
+	if (fd < 0)
+		fuse_reply_err(req, -fd);
 	else
 		fam_reply_fd(req, fd,
 			     end - at < size ? (size_t)(end - at) : size, at);
@@ -165,29 +198,23 @@ void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
 
 #define OUTPUT_PIECES 32 /* records gathered into one reply at most */
 
-size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
-			uint64_t off)
+/* Gathers into v up to size output bytes from off, starting with rec (the
+ * i-th record of the index idx); returns how many, or -errno when not
+ * even the first record's spool could be opened. */
+static ssize_t gather_output(struct fh *fh, struct fuse_bufvec *v, int idx,
+			     struct outrec rec, uint64_t i, size_t size,
+			     uint64_t off)
 {
-	struct fuse_bufvec *v =
-		calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) * sizeof(v->buf[0]));
-	int idx = fh_spool(fh, &fh->fd, "idx");
-	struct outrec rec;
-	uint64_t i, skip;
 	size_t sent = 0;
+	uint64_t skip;
 
-	if (!v || !fh->r || off >= fh->r->all.size || idx < 0 ||
-	    outidx_find(idx, off, &rec, &i) < 0) {
-		fuse_reply_buf(req, NULL, 0);
-		free(v);
-		return 0;
-	}
 	do {
 		struct fuse_buf *b = &v->buf[v->count];
 		int fd = rec.stream == 1 ? fh_spool(fh, &fh->fd_out, "out") :
 					   fh_spool(fh, &fh->fd_err, "err");
 
 		if (fd < 0)
-			break;
+			return v->count ? (ssize_t)sent : fd;
 		skip = off + sent - rec.off;
 		*b = (struct fuse_buf){
 			.size = rec.len - skip < size - sent ?
@@ -201,12 +228,34 @@ size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
 		v->count++;
 	} while (sent < size && v->count < OUTPUT_PIECES &&
 		 outidx_get(idx, ++i, &rec) == 0);
-	if (v->count == 0)
-		fuse_reply_err(req, EIO);
+	return (ssize_t)sent;
+}
+
+size_t fam_reply_output(fuse_req_t req, struct fh *fh, size_t size,
+			uint64_t off)
+{
+	struct fuse_bufvec *v;
+	struct outrec rec;
+	ssize_t sent = 0;
+	uint64_t i;
+	int idx;
+
+	if (!fh->r || off >= fh->r->all.size) {
+		fuse_reply_buf(req, NULL, 0);
+		return 0;
+	}
+	v = calloc(1, sizeof(*v) + (OUTPUT_PIECES - 1) * sizeof(v->buf[0]));
+	idx = v ? fh_spool(fh, &fh->fd, "idx") : -ENOMEM;
+	if (idx >= 0 && outidx_find(idx, off, &rec, &i) < 0)
+		idx = -spool_failed(fh, EIO); /* the index lacks off */
+	if (idx >= 0)
+		sent = gather_output(fh, v, idx, rec, i, size, off);
+	if (idx < 0 || sent < 0)
+		fuse_reply_err(req, (int)-(idx < 0 ? idx : sent));
 	else
 		reply_files(req, v);
 	free(v);
-	return sent;
+	return sent > 0 ? (size_t)sent : 0;
 }
 
 /* Answers now if try can, else EAGAIN for a non-blocking reader that

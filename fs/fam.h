@@ -66,8 +66,10 @@ void fh_free_all(void);
 void fh_set_run(struct fh *fh, struct run *r);
 /* Drops fh's poll watch. */
 void fh_unwatch(struct fh *fh);
-/* Opens (once) fh's run's spool file with that suffix into *slot;
- * returns the descriptor or -1. */
+/* Opens (once) fh's run's spool file with that suffix into *slot,
+ * counted as its opener's (fs/fdq.c); returns the descriptor, or -errno
+ * for its read to fail with (EMFILE, ENFILE, ENOMEM, EIO), said in the
+ * session's error file. */
 int fh_spool(struct fh *fh, int *slot, const char *suffix);
 
 /* Replies with text[off..] (at most size bytes). */
@@ -76,7 +78,8 @@ void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
 /* Replies with size bytes of fd at off (fewer at its end). */
 void fam_reply_fd(fuse_req_t req, int fd, size_t size, uint64_t off);
 /* Replies with up to size bytes at off of fh's spool file with that
- * suffix, which is end bytes long. */
+ * suffix, which is end bytes long; a spool that cannot be opened is an
+ * error, never an empty read. */
 void fam_reply_spool(fuse_req_t req, struct fh *fh, const char *suffix,
 		     uint64_t end, size_t size, off_t off);
 /* Replies with up to size output bytes from off, gathered from the

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
+#include "fdq.h"
 #include "sessions/cpulat.h"
 #include "sessions/driver.h"
 #include "sessions/sess.h"
@@ -102,6 +103,18 @@ static char *metrics_text(const struct node *n, size_t *len)
 	metric(&b, "refusals_total", "counter",
 	       "Refusals recorded in the sessions' error files.",
 	       sess_errors_total());
+	metric(&b, "fds_held", "gauge",
+	       "Descriptors held for users' open files.", fdq_held());
+	metric(&b, "fds_per_user", "gauge",
+	       "Descriptors one user's open files may hold (max_fds_per_user).",
+	       fdq_bound());
+	metric(&b, "fds_cut", "gauge",
+	       "Descriptor numbers open files may use: the limit less "
+	       "fd_reserve.",
+	       fdq_cut());
+	metric(&b, "fd_refusals_total", "counter",
+	       "Opens and reads refused for the descriptor bounds.",
+	       fdq_refused());
 	metric(&b, "cpu_poll_holds_total", "counter",
 	       "Times idle CPUs were asked to poll (cpu_poll_ms).",
 	       cpulat_holds());

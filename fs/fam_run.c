@@ -223,10 +223,19 @@ static char *status_text(const struct node *n, size_t *len)
 
 const struct fops fam_status_ops = { .text = status_text };
 
+/* A stream it cannot read makes result.json fail (errno), never claim
+ * "" for it. */
 static char *result_text(const struct node *n, size_t *len)
 {
-	return run_format_json(n->r, n->s->dirfd, n->s->name,
-			       conf.json_output_bytes, len);
+	char *p = run_format_json(n->r, n->s->dirfd, n->s->name,
+				  conf.json_output_bytes, len);
+	int err = errno;
+
+	if (!p && err != ENOMEM)
+		sess_error(n->s, "result.json: a spool file cannot be read: %s",
+			   strerror(err));
+	errno = err;
+	return p;
 }
 
 const struct fops fam_result_ops = { .text = result_text };

@@ -658,10 +658,13 @@ static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
 	struct ttyfh *x = fh->priv;
 	const struct tty *t = tty_fh(fh);
 	const struct cast *c = t && fh->r && t->out == fh->r ? &t->cast : &none;
-	int fd = c == &none ? -1 : fh_spool(fh, &fh->fd, "out");
+	int fd = c == &none || !fh->r->out.size ? -1 :
+						  fh_spool(fh, &fh->fd, "out");
 	const char *p = NULL;
-	ssize_t n = cast_read(c, fd, fd < 0 ? 0 : fh->r->out.size, &x->cast,
-			      (uint64_t)off, size, &p);
+	ssize_t n = fd < 0 && c != &none && fh->r->out.size ?
+			    fd : /* output it cannot read: never empty */
+			    cast_read(c, fd, fd < 0 ? 0 : fh->r->out.size,
+				      &x->cast, (uint64_t)off, size, &p);
 
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);

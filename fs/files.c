@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include "fdq.h"
 #include "files.h"
 #include "files_node.h"
 #include "sessions/objs.h"
@@ -289,10 +290,13 @@ static int open_flags(int flags)
 	return flags | O_CLOEXEC;
 }
 
+/* An open file's descriptor is its opener's (fs/fdq.c): her bound is
+ * looked at before the open, which may truncate or create. */
 static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
-	int fd = -1, err = n ? 0 : ENOENT, sw = 0;
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int fd = -1, err = n ? -fdq_check(uid) : ENOENT, sw = 0;
 	char p[64];
 
 	if (!err && !S_ISREG(n->type))
@@ -301,8 +305,8 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -sw;
 	if (!err) {
 		fnode_proc_path(p, sizeof(p), n->fd);
-		fd = open(p, open_flags(fi->flags));
-		err = fd < 0 ? errno : 0;
+		fd = fdq_take(uid, open(p, open_flags(fi->flags)));
+		err = fd < 0 ? -fd : 0;
 		fnode_as_self(sw);
 	}
 	if (err) {
@@ -313,7 +317,7 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
 	if (fuse_reply_open(req, fi) != 0)
-		close(fd);
+		fdq_close(fd);
 }
 
 /* Creates and opens name in dir. Returns the fd, or -errno. */
@@ -340,10 +344,14 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (!err && !dir)
 		err = ENOENT;
+	if (!err)
+		err = -fdq_check(fuse_req_ctx(req)->uid);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
 		fd = create_at(dir, name, mode, fi->flags);
+		if (fd >= 0)
+			fd = fdq_take(fuse_req_ctx(req)->uid, fd);
 		if (fd < 0)
 			err = -fd;
 		else
@@ -351,8 +359,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fnode_as_self(sw);
 	}
 	if (!n) {
-		if (fd >= 0)
-			close(fd);
+		fdq_close(fd);
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -360,7 +367,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
 	if (fuse_reply_create(req, &e, fi) != 0) {
-		close(fd);
+		fdq_close(fd);
 		fnode_unref(n, 1);
 	}
 }
@@ -399,7 +406,7 @@ static void f_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void f_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	close((int)fi->fh);
+	fdq_close((int)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -428,21 +435,31 @@ static struct fdir *get_dir(const struct fuse_file_info *fi)
 	return (struct fdir *)(uintptr_t)fi->fh;
 }
 
-/* Opens directory n for reading. Returns the stream, or NULL (errno). */
-static struct fdir *dir_open(const struct fnode *n)
+/* Opens directory n for reading, its descriptor uid's (fs/fdq.c).
+ * Returns the stream, or NULL (errno). */
+static struct fdir *dir_open(const struct fnode *n, uid_t uid)
 {
 	struct fdir *d = calloc(1, sizeof(*d));
 	int fd;
 
 	if (!d)
 		return NULL;
-	fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = fdq_take(uid,
+		      openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	if (fd >= 0 && (d->dp = fdopendir(fd)))
 		return d;
-	if (fd >= 0)
-		close(fd);
+	fdq_close(fd);
 	free(d);
+	errno = fd < 0 ? -fd : ENOMEM;
 	return NULL;
+}
+
+/* Closes d, whose descriptor no longer counts. */
+static void dir_close(struct fdir *d)
+{
+	fdq_release(dirfd(d->dp));
+	closedir(d->dp);
+	free(d);
 }
 
 static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -456,7 +473,7 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		d = dir_open(n);
+		d = dir_open(n, fuse_req_ctx(req)->uid);
 		err = d ? 0 : errno;
 		fnode_as_self(sw);
 	}
@@ -465,10 +482,8 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fi->fh = (uintptr_t)d;
-	if (fuse_reply_open(req, fi) != 0) {
-		closedir(d->dp);
-		free(d);
-	}
+	if (fuse_reply_open(req, fi) != 0)
+		dir_close(d);
 }
 
 /*
@@ -546,8 +561,7 @@ static void f_releasedir(fuse_req_t req, fuse_ino_t ino,
 	struct fdir *d = get_dir(fi);
 
 	(void)ino;
-	closedir(d->dp);
-	free(d);
+	dir_close(d);
 	fuse_reply_err(req, 0);
 }
 

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "fdq.h"
 #include "files_node.h"
 #include "sessions/log.h"
 #include "sessions/objs.h"
@@ -324,14 +325,17 @@ void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e)
 struct fnode *fnode_lookup(struct fnode *dir, const char *name,
 			   struct fuse_entry_param *e, int *err)
 {
-	int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* ENFILE past the cut: however many nodes the kernel keeps (a du,
+	 * files held open), they leave the daemon its reserve */
+	int fd = fdq_keep(
+		openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 	struct fnode *n;
 	struct stat st;
 	uint64_t mnt = 0;
 	int rc;
 
 	if (fd < 0) {
-		*err = errno;
+		*err = -fd;
 		return NULL;
 	}
 	rc = stat_entry(dir, fd, &st, &mnt);

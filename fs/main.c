@@ -26,6 +26,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "conf/conf.h"
+#include "fdq.h"
 #include "files.h"
 #include "mountpoint.h"
 #include "ops.h"
@@ -254,6 +255,8 @@ static int serve(void)
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
+	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
+		rc = fdq_init();
 	if (rc == 0)
 		rc = make_default_session();
 	if (rc == 0 && files_init(conf.workspace) < 0)

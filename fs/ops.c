@@ -280,8 +280,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			 NULL, fi))
 			return;
 		free(fh->text);
+		errno = ENOMEM;
 		fh->text = o->text ? o->text(&n, &len) : NULL;
 		fh->tlen = fh->text ? len : 0;
+		if (o->text && !fh->text) { /* an error, never empty text */
+			fuse_reply_err(req, errno ? errno : ENOMEM);
+			return;
+		}
 	}
 	fam_reply_text(req, fh->text, fh->tlen, size, off);
 }

@@ -259,21 +259,30 @@ char *run_format_status(const struct run *r, size_t *len)
 	return sb_take(&b, len);
 }
 
-/* Appends up to cap bytes of dirfd/name as a JSON string. */
-static void json_file(struct strbuf *b, int dirfd, const char *name,
-		      uint64_t size, uint64_t cap)
+/* Appends up to cap bytes of dirfd/name (size bytes long) as a JSON
+ * string. Returns 0, or -errno when it cannot be read: result.json then
+ * fails rather than claim "" for it. */
+static int json_file(struct strbuf *b, int dirfd, const char *name,
+		     uint64_t size, uint64_t cap)
 {
 	size_t n = (size_t)(size < cap ? size : cap);
-	char *buf = malloc(n + 1);
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL;
 	ssize_t got = 0;
+	int fd = -1, rc = 0;
 
-	if (buf && fd >= 0)
-		got = pread(fd, buf, n, 0);
-	sb_add_json(b, buf ? buf : "", got > 0 ? (size_t)got : 0);
+	if (n) {
+		buf = malloc(n);
+		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+		rc = !buf ? -ENOMEM : fd < 0 ? -errno : 0;
+	}
+	if (rc == 0 && n && (got = pread(fd, buf, n, 0)) < 0)
+		rc = -errno;
+	if (rc == 0)
+		sb_add_json(b, got > 0 ? buf : "", got > 0 ? (size_t)got : 0);
 	if (fd >= 0)
 		close(fd);
 	free(buf);
+	return rc;
 }
 
 /* Why a stream is cut short in result.json: its spool's cut, else
@@ -289,30 +298,51 @@ static void json_reason(struct strbuf *b, const char *key,
 		sb_addf(b, ",\"%s\":null", key);
 }
 
+/* result.json's command, stdout and stderr, in that order of its keys
+ * with the exit code and state between them. */
+static int json_streams(struct strbuf *b, const struct run *r, int dirfd,
+			uint64_t cap)
+{
+	char name[64];
+	int rc;
+
+	sb_add(b, "{\"command\":", 11);
+	run_file(r, "cmd", name, sizeof(name));
+	rc = json_file(b, dirfd, name, r->cmd_len, cap);
+	if (r->state == RUN_DONE)
+		sb_addf(b, ",\"exitCode\":%d,\"success\":%s", r->exit_code,
+			r->exit_code == 0 ? "true" : "false");
+	else
+		sb_addf(b, ",\"exitCode\":null,\"success\":null");
+	sb_addf(b, ",\"state\":\"%s\",\"stdout\":", run_state_name(r));
+	run_file(r, "out", name, sizeof(name));
+	if (rc == 0)
+		rc = json_file(b, dirfd, name, r->out.size, cap);
+	sb_add(b, ",\"stderr\":", 10);
+	run_file(r, "err", name, sizeof(name));
+	if (rc == 0)
+		rc = json_file(b, dirfd, name, r->err.size, cap);
+	return rc;
+}
+
 char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 		      uint64_t cap, size_t *len)
 {
 	struct strbuf b = { 0 };
-	char name[64], when[40];
+	char when[40];
+	int rc;
 
 	if (!r) {
 		sb_addf(&b, "{}\n");
 		return sb_take(&b, len);
 	}
-	sb_add(&b, "{\"command\":", 11);
-	run_file(r, "cmd", name, sizeof(name));
-	json_file(&b, dirfd, name, r->cmd_len, cap);
-	if (r->state == RUN_DONE)
-		sb_addf(&b, ",\"exitCode\":%d,\"success\":%s", r->exit_code,
-			r->exit_code == 0 ? "true" : "false");
-	else
-		sb_addf(&b, ",\"exitCode\":null,\"success\":null");
-	sb_addf(&b, ",\"state\":\"%s\",\"stdout\":", run_state_name(r));
-	run_file(r, "out", name, sizeof(name));
-	json_file(&b, dirfd, name, r->out.size, cap);
-	sb_add(&b, ",\"stderr\":", 10);
-	run_file(r, "err", name, sizeof(name));
-	json_file(&b, dirfd, name, r->err.size, cap);
+	rc = json_streams(&b, r, dirfd, cap);
+	if (rc < 0) {
+		free(b.p);
+		errno = rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM ? -rc :
+									  EIO;
+		return NULL;
+	}
 	iso_time(r->state == RUN_QUEUED ? r->queued_wall : r->started_wall,
 		 when, sizeof(when));
 	sb_addf(&b, ",\"stdoutTruncated\":%s,\"stderrTruncated\":%s",

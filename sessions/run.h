@@ -119,7 +119,9 @@ void run_forget_files(struct run *r, unsigned which,
 /* Reports, as malloc'd text; *len gets the length. NULL on ENOMEM. */
 char *run_format_exit(const struct run *r, size_t *len);
 char *run_format_status(const struct run *r, size_t *len);
-/* result.json; reads up to cap bytes of stdout and stderr from dirfd. */
+/* result.json; reads up to cap bytes of stdout and stderr from dirfd.
+ * NULL with errno when a spool file cannot be read (EMFILE, ENFILE, EIO)
+ * or on ENOMEM. */
 char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 		      uint64_t cap, size_t *len);
 

@@ -1204,6 +1204,29 @@ START_TEST(json_cap_mid_char)
 }
 END_TEST
 
+/* A spool file that cannot be read makes result.json an error (EIO),
+ * never "stdout": ""; an empty stream needs no file. */
+START_TEST(json_spool_gone)
+{
+	struct run *r = done_run("echo hi", "hi\n", 3, "", 0, 0);
+	char name[64];
+	size_t len;
+	char *p;
+
+	run_file(r, "err", name, sizeof(name));
+	ck_assert_int_eq(unlinkat(dfd, name, 0), 0);
+	p = run_format_json(r, dfd, "s", 100, &len);
+	ck_assert_ptr_nonnull(p); /* stderr is 0 bytes: nothing to open */
+	free(p);
+	run_file(r, "out", name, sizeof(name));
+	ck_assert_int_eq(unlinkat(dfd, name, 0), 0);
+	errno = 0;
+	ck_assert_ptr_null(run_format_json(r, dfd, "s", 100, &len));
+	ck_assert_int_eq(errno, EIO);
+	run_unref(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("run");
@@ -1245,6 +1268,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, json_cap);
 	tcase_add_test(tc, json_queued);
 	tcase_add_test(tc, json_cap_mid_char);
+	tcase_add_test(tc, json_spool_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }

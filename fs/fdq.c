@@ -1,0 +1,169 @@
+/*
+ * fdq.c - the descriptors the daemon holds for users' open files
+ * (spools read through stdout, output, stream, cmd; files/ files and
+ * directories): counted per uid against max_fds_per_user, and kept below
+ * the cut, RLIMIT_NOFILE less fd_reserve.
+ *
+ * The kernel gives the lowest free number, so a descriptor numbered at
+ * or past the cut means that every number below it is taken: one opened
+ * for a user is closed again and her open fails with ENFILE. Numbers
+ * from the cut on are thus only ever the daemon's own (spawns, spools,
+ * pipes, replies on /dev/fuse), however many files users hold open.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "fdq.h"
+#include "sessions/log.h"
+
+#define NOBODY	  ((uid_t)-1) /* a descriptor counted for no user */
+#define LIMIT_MAX (1u << 24)  /* more than the kernel's nr_open allows */
+
+/* What one user holds. */
+struct use {
+	uid_t uid;
+	unsigned long n;
+};
+
+static uid_t *owner; /* by descriptor number, below the cut */
+static unsigned long cut, bound, held, refused;
+static struct use *uses;
+static size_t nuses, cap;
+
+int fdq_init(void)
+{
+	struct rlimit rl = { 0 };
+	unsigned long limit, reserve;
+
+	if (owner)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	limit = rl.rlim_cur < LIMIT_MAX ? (unsigned long)rl.rlim_cur :
+					  LIMIT_MAX;
+	reserve = conf.fd_reserve < limit / 2 ? conf.fd_reserve : limit / 2;
+	cut = limit - reserve;
+	bound = conf.max_fds_per_user ? conf.max_fds_per_user : cut / 4;
+	owner = malloc((cut ? cut : 1) * sizeof(*owner));
+	if (!owner)
+		return -ENOMEM;
+	for (unsigned long i = 0; i < cut; i++)
+		owner[i] = NOBODY;
+	log_msg(LOG_INFO,
+		"descriptors: limit %lu, %lu kept for the daemon, %lu per user",
+		limit, reserve, bound);
+	return 0;
+}
+
+/* uid's record; with add, made when she has none (NULL on ENOMEM). */
+static struct use *use_of(uid_t uid, bool add)
+{
+	struct use *nu;
+
+	for (size_t i = 0; i < nuses; i++)
+		if (uses[i].uid == uid)
+			return &uses[i];
+	if (!add)
+		return NULL;
+	if (nuses == cap) {
+		nu = realloc(uses, (cap ? cap * 2 : 8) * sizeof(*nu));
+		if (!nu)
+			return NULL;
+		uses = nu;
+		cap = cap ? cap * 2 : 8;
+	}
+	uses[nuses] = (struct use){ .uid = uid };
+	return &uses[nuses++];
+}
+
+int fdq_check(uid_t uid)
+{
+	const struct use *u = use_of(uid, false);
+
+	if (uid == 0 || uid == getuid() || !u || u->n < bound)
+		return 0;
+	refused++;
+	return -EMFILE;
+}
+
+/* Both start the module if nobody did (a unit test of fs/files.c). */
+int fdq_take(uid_t uid, int fd)
+{
+	int rc = fd < 0 ? -errno : fdq_init();
+	struct use *u = NULL;
+
+	if (rc == 0)
+		rc = fdq_check(uid);
+	if (rc == 0 && (unsigned long)fd >= cut) {
+		refused++;
+		rc = -ENFILE;
+	}
+	if (rc == 0 && !(u = use_of(uid, true)))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	u->n++;
+	owner[fd] = uid;
+	held++;
+	return fd;
+}
+
+int fdq_keep(int fd)
+{
+	int rc = fd < 0 ? -errno : fdq_init();
+
+	if (rc == 0 && (unsigned long)fd < cut)
+		return fd;
+	if (fd >= 0) {
+		close(fd);
+		refused += rc == 0;
+	}
+	return rc < 0 ? rc : -ENFILE;
+}
+
+void fdq_release(int fd)
+{
+	struct use *u;
+
+	if (fd < 0 || (unsigned long)fd >= cut || owner[fd] == NOBODY)
+		return;
+	u = use_of(owner[fd], false);
+	owner[fd] = NOBODY;
+	held--;
+	if (u && --u->n == 0)
+		*u = uses[--nuses];
+}
+
+void fdq_close(int fd)
+{
+	if (fd < 0)
+		return;
+	fdq_release(fd);
+	close(fd);
+}
+
+unsigned long fdq_held(void)
+{
+	return held;
+}
+
+unsigned long fdq_bound(void)
+{
+	return bound;
+}
+
+unsigned long fdq_cut(void)
+{
+	return cut;
+}
+
+unsigned long fdq_refused(void)
+{
+	return refused;
+}
