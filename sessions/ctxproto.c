@@ -187,11 +187,19 @@ static void count_err(struct ctx_exec *e, size_t kept, size_t n)
 	e->err_cut |= kept < n;
 }
 
+/* A hash of s, eight bytes a step: a message of 100 MiB is hashed in
+ * tens of ms, not the 150 ms of one byte a step, while the loop waits. */
 static uint64_t fnv(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL ^ n, w;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
 	return h;
 }

@@ -143,8 +143,8 @@ assert_eq 1 "$(grep -c "execution 3: 10000 results past" "$S/error")" "said once
 # an exception message of 100 MiB, three times
 rss0=$(rss_kb)
 raise3() {
-	local i
-	for i in 1 2 3; do
+	local _
+	for _ in 1 2 3; do
 		code py 'raise ValueError("x" * (100 << 20))' 60 || return
 	done
 }
