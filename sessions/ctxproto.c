@@ -258,7 +258,10 @@ static int add_trace(struct ctx_exec *e, const char *s, size_t n)
 	if (!ref && !v[e->ntrace])
 		return -ENOMEM;
 	e->ntrace++;
-	count_err(e, kept, ref ? 0 : n);
+	if (!ref) { /* a line is a string: what follows a NUL is not kept */
+		count_err(e, strlen(v[e->ntrace - 1]), 0);
+		e->err_cut |= kept < n;
+	}
 	return 0;
 }
 

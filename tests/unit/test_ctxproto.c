@@ -308,23 +308,23 @@ START_TEST(error_bound)
 	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
 	ck_assert(e.err_cut);
 	ck_assert_uint_eq(e.evalue.len, CTX_ERR_MAX / 2);
-	f = (struct ctxproto_frame){ "etrace", "  File \"<cell 1>\"", 18 };
+	f = (struct ctxproto_frame){ "etrace", "  File \"<cell 1>\"", 17 };
 	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
 	/* the line that is the name and the value is not kept again */
 	f = (struct ctxproto_frame){ "etrace", line, big + 12 };
 	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
-	ck_assert_uint_eq(ctx_exec_bytes(&e), 10 + CTX_ERR_MAX / 2 + 18);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 10 + CTX_ERR_MAX / 2 + 17);
 	ck_assert_ptr_null(e.trace[1]);
 	/* another line of that size is cut at what is left */
 	line[0] = 'W';
 	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
 	ck_assert_uint_eq(ctx_exec_bytes(&e), CTX_ERR_MAX);
-	ck_assert_uint_eq(strlen(e.trace[2]), CTX_ERR_MAX / 2 - 28);
+	ck_assert_uint_eq(strlen(e.trace[2]), CTX_ERR_MAX / 2 - 27);
 	t = ctx_exec_error_json(&e, &len);
 	ck_assert_ptr_nonnull(strstr(t, "\"  File \\\"<cell 1>\\\"\", \"ValueError: xxx"));
 	ck_assert_ptr_nonnull(strstr(t, "xxx\", \"WalueError: xxx"));
 	ck_assert_uint_eq(len, strlen(t));
-	ck_assert_uint_gt(len, 2 * CTX_ERR_MAX / 2 + CTX_ERR_MAX / 2 - 28);
+	ck_assert_uint_gt(len, 2 * CTX_ERR_MAX / 2 + CTX_ERR_MAX / 2 - 27);
 	free(t);
 	/* its texts are freed with the results, its name stays */
 	ctx_exec_shed(&e);
@@ -336,6 +336,21 @@ START_TEST(error_bound)
 	ctx_exec_free(&e, NULL);
 	free(v);
 	free(line);
+}
+END_TEST
+
+/* A traceback line is a string: a NUL ends it, and what it keeps is
+ * what it counts (the fuzzer found a count of bytes not kept). */
+START_TEST(trace_nul)
+{
+	struct ctx_exec e = { 0 };
+	struct ctxproto_frame f = { "etrace", "ab\0cd", 5 };
+
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert_str_eq(e.trace[0], "ab");
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 2);
+	ck_assert(!e.err_cut);
+	ctx_exec_free(&e, NULL);
 }
 END_TEST
 
@@ -385,6 +400,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, format_cap);
 	tcase_add_test(tc, results_bound);
 	tcase_add_test(tc, error_bound);
+	tcase_add_test(tc, trace_nul);
 	tcase_add_test(tc, json_bound);
 	suite_add_tcase(s, tc);
 	return s;
