@@ -222,12 +222,12 @@ static void shed(struct ctx *c, size_t incoming)
 	     c->kept + incoming > CTX_KEEP_MAX && l != &c->execs;
 	     l = l->next) {
 		struct run *r = list_entry(l, struct run, link);
-		size_t n = r->cx->bytes;
+		size_t n = ctx_exec_bytes(r->cx);
 
 		if (r == c->active || n <= r->cx->ename.len)
 			continue;
 		ctx_exec_shed(r->cx);
-		c->kept = c->kept - n + r->cx->bytes;
+		c->kept = c->kept - n + ctx_exec_bytes(r->cx);
 		sess_error(c->sess,
 			   "contexts/%s: the results of execution %s were "
 			   "dropped: over %u MiB kept",

@@ -82,6 +82,8 @@ void ctxproto_put(struct strbuf *b, const char *tag, const void *data,
 	sb_add(b, data, len);
 }
 
+#define SHED_NAME_MAX 256 /* what a shed record keeps of its error's name */
+
 /* Frees r's formats. */
 static void clear_result(struct ctx_exec *e, struct ctx_result *r)
 {
@@ -363,6 +365,14 @@ void ctx_exec_shed(struct ctx_exec *e)
 	free(e->evalue.p);
 	e->evalue = (struct strbuf){ 0 };
 	e->vlen = 0;
+	if (e->ename.len > SHED_NAME_MAX) {
+		/* what stays of a shed record is small: a name, not 1 MiB */
+		struct strbuf name = { 0 };
+
+		sb_add(&name, e->ename.p, SHED_NAME_MAX);
+		free(e->ename.p);
+		e->ename = name.err ? (struct strbuf){ 0 } : name;
+	}
 	e->bytes = e->err_bytes = e->ename.len;
 }
 

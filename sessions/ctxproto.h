@@ -129,7 +129,8 @@ void ctx_exec_free(struct ctx_exec *e, void (*del_id)(uint64_t id));
 /* The bytes of e's formats and error texts. */
 size_t ctx_exec_bytes(const struct ctx_exec *e);
 /* Frees the formats of e's results (the results stay, empty) and its
- * error's value and traceback (the name stays). */
+ * error's value and traceback (the name stays, 256 bytes of it at
+ * most). */
 void ctx_exec_shed(struct ctx_exec *e);
 /* The result that is the last expression's value, or NULL. */
 const struct ctx_result *ctx_exec_main(const struct ctx_exec *e);

@@ -326,13 +326,19 @@ START_TEST(error_bound)
 	ck_assert_uint_eq(len, strlen(t));
 	ck_assert_uint_gt(len, 2 * CTX_ERR_MAX / 2 + CTX_ERR_MAX / 2 - 27);
 	free(t);
-	/* its texts are freed with the results, its name stays */
+	/* its texts are freed with the results, its name stays (256 bytes
+	 * of it at most) */
 	ctx_exec_shed(&e);
 	ck_assert_uint_eq(ctx_exec_bytes(&e), 10);
 	t = ctx_exec_error_json(&e, &len);
 	ck_assert_str_eq(t, "{\"name\": \"ValueError\", \"value\": \"\", "
 			    "\"traceback\": []}\n");
 	free(t);
+	f = (struct ctxproto_frame){ "ename", v, 1000 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ctx_exec_shed(&e);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 256);
+	ck_assert_uint_eq(e.ename.len, 256);
 	ctx_exec_free(&e, NULL);
 	free(v);
 	free(line);
