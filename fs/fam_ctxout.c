@@ -158,14 +158,49 @@ static char *error_text(const struct node *n, size_t *len)
 
 const struct fops fam_ctxerror_ops = { .text = error_text };
 
-static char *json_text(const struct node *n, size_t *len)
+/* result.json: the readers of an execution share one copy of it (a
+ * 40 MiB png is 53 MiB of base64), taken at the read at 0. */
+static off_t json_size(const struct node *n)
 {
-	if (!n->r || !n->r->cx)
-		return ctx_exec_json(&none, "", 0, "", 0, len);
-	return ctx_format_json(n->r, len);
+	struct ctx_json *j;
+	size_t len = 0;
+
+	if (!n->r || !n->r->cx) {
+		free(ctx_exec_json(&none, "", 0, "", 0, &len));
+		return (off_t)len;
+	}
+	j = ctx_json_get(n->r);
+	len = j ? j->len : 0;
+	ctx_json_put(j);
+	return (off_t)len;
 }
 
-const struct fops fam_ctxjson_ops = { .text = json_text };
+static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	struct ctx_json *j = fh->priv;
+	size_t len = 0;
+
+	if (!fh->r || !fh->r->cx) { /* before the first execution */
+		if (off == 0 || !fh->text) {
+			free(fh->text);
+			fh->text = ctx_exec_json(&none, "", 0, "", 0, &len);
+			fh->tlen = fh->text ? len : 0;
+		}
+		fam_reply_text(req, fh->text, fh->tlen, size, off);
+		return;
+	}
+	if (off == 0 || !j) {
+		ctx_json_put(j);
+		fh->priv = j = ctx_json_get(fh->r);
+		fh->priv_free = ctx_json_put;
+	}
+	if (j)
+		fam_reply_text(req, j->p, j->len, size, off);
+	else
+		fuse_reply_err(req, ENOMEM);
+}
+
+const struct fops fam_ctxjson_ops = { .size = json_size, .read = json_read };
 
 static char *status_text(const struct node *n, size_t *len)
 {

@@ -212,23 +212,22 @@ struct run *ctx_latest(struct ctx *c)
 		       list_entry(c->execs.prev, struct run, link);
 }
 
-/* Frees the formats of c's oldest executions but the active one until
- * those kept and incoming more bytes fit in CTX_KEEP_MAX. */
+/* Frees the formats and error texts of c's oldest executions but the
+ * active one until those kept and incoming more bytes fit in
+ * CTX_KEEP_MAX. It walks only when they do not: keeping a result costs
+ * its own size. */
 static void shed(struct ctx *c, size_t incoming)
 {
-	size_t kept = incoming;
-
-	for (struct list *l = c->execs.next; l != &c->execs; l = l->next)
-		kept += ctx_exec_bytes(list_entry(l, struct run, link)->cx);
 	for (struct list *l = c->execs.next;
-	     kept > CTX_KEEP_MAX && l != &c->execs; l = l->next) {
+	     c->kept + incoming > CTX_KEEP_MAX && l != &c->execs;
+	     l = l->next) {
 		struct run *r = list_entry(l, struct run, link);
 		size_t n = ctx_exec_bytes(r->cx);
 
-		if (r == c->active || !n)
+		if (r == c->active || n <= r->cx->ename.len)
 			continue;
 		ctx_exec_shed(r->cx);
-		kept -= n;
+		c->kept = c->kept - n + ctx_exec_bytes(r->cx);
 		sess_error(c->sess,
 			   "contexts/%s: the results of execution %s were "
 			   "dropped: over %u MiB kept",
@@ -236,17 +235,44 @@ static void shed(struct ctx *c, size_t incoming)
 	}
 }
 
-int ctx_keep_format(struct ctx *c, const struct ctxproto_frame *f)
+static uint64_t res_add(struct ctx_result *res)
+{
+	return objs_add(OBJ_CTXRES, res);
+}
+
+static const struct ctx_ids res_ids = { res_add, objs_del };
+
+/* What the record of r says past its bounds, once each. */
+static void say_cuts(struct ctx *c, const struct run *r, bool was_cut)
+{
+	const struct ctx_exec *e = r->cx;
+
+	if (e->err_cut && !was_cut)
+		sess_error(c->sess,
+			   "contexts/%s: execution %s: its error was cut at "
+			   "%u KiB (its name, value and traceback)",
+			   c->name, r->name, CTX_ERR_MAX >> 10);
+	if (e->done && e->dropped)
+		sess_error(c->sess,
+			   "contexts/%s: execution %s: %zu results past the "
+			   "first %u were dropped",
+			   c->name, r->name, e->dropped, CTX_RESULTS_MAX);
+}
+
+int ctx_keep_frame(struct ctx *c, const struct ctxproto_frame *f)
 {
 	struct run *r = c->active;
-	int rc = -EFBIG;
+	struct ctx_exec *e = r->cx;
+	size_t before = e->bytes, need = ctx_exec_room(e, f);
+	bool was_cut = e->err_cut;
+	int rc;
 
-	if (f->len <= CTX_KEEP_MAX - c->active_bytes) {
-		shed(c, f->len);
-		rc = ctx_exec_frame(r->cx, f, NULL);
-	}
-	if (rc == 0)
-		c->active_bytes += f->len;
+	if (need)
+		shed(c, need);
+	rc = ctx_exec_frame(e, f, &res_ids);
+	c->kept = c->kept - before + e->bytes;
+	if (rc == 0 && strcmp(f->tag, "result") == 0)
+		e->res[e->nres - 1]->owner = r;
 	if (rc == -EFBIG)
 		sess_error(c->sess,
 			   "contexts/%s: execution %s: a %s of %zu bytes "
@@ -254,7 +280,23 @@ int ctx_keep_format(struct ctx *c, const struct ctxproto_frame *f)
 			   "kept)",
 			   c->name, r->name, f->tag, f->len, CTX_FMT_MAX >> 20,
 			   CTX_KEEP_MAX >> 20);
+	if (rc == 0 || rc == -EFBIG)
+		say_cuts(c, r, was_cut);
 	return rc == -EFBIG ? 0 : rc;
+}
+
+void ctx_fail_record(struct ctx *c, struct run *r, const char *name,
+		     const char *value)
+{
+	size_t before = r->cx->bytes;
+
+	ctx_exec_fail(r->cx, name, value);
+	c->kept = c->kept - before + r->cx->bytes;
+}
+
+void ctx_forget_record(struct ctx *c, struct run *r)
+{
+	c->kept -= r->cx->bytes;
 }
 
 struct run *ctx_exec_by_name(struct ctx *c, const char *name)
@@ -334,7 +376,7 @@ static char *read_spool(const struct run *r, const char *suffix, uint64_t size,
 	return p;
 }
 
-char *ctx_format_json(const struct run *r, size_t *len)
+static char *format_json(const struct run *r, size_t *len)
 {
 	size_t olen, elen;
 	char *out = read_spool(r, "out", r->out.size, &olen);
@@ -346,4 +388,40 @@ char *ctx_format_json(const struct run *r, size_t *len)
 	free(out);
 	free(err);
 	return text;
+}
+
+struct ctx_json *ctx_json_get(struct run *r)
+{
+	struct ctx_json *j = r->cx->json;
+
+	if (j) {
+		j->refs++;
+		return j;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->p = format_json(r, &j->len);
+	if (!j->p) {
+		free(j);
+		return NULL;
+	}
+	j->refs = 1;
+	if (r->state == RUN_DONE) { /* else its logs still grow */
+		j->owner = r->cx;
+		r->cx->json = j;
+	}
+	return j;
+}
+
+void ctx_json_put(void *arg)
+{
+	struct ctx_json *j = arg;
+
+	if (!j || --j->refs)
+		return;
+	if (j->owner)
+		j->owner->json = NULL;
+	free(j->p);
+	free(j);
 }

@@ -54,7 +54,7 @@ struct ctx {
 	unsigned count;	  /* execution_count */
 	bool interrupted; /* the active execution was */
 	char key[CTX_KEY_LEN + 1]; /* the active execution's */
-	size_t active_bytes;	   /* its formats' */
+	size_t kept; /* bytes of the formats and errors of its executions */
 	bool restart;		   /* start again once reaped */
 	bool ready, intr_pending;  /* the driver said ready; SIGINT waits */
 
@@ -101,15 +101,25 @@ void ctx_kill_all(struct sess *s);
 /* The session is freed: its contexts go. */
 void ctx_free_all(struct sess *s);
 struct run *ctx_latest(struct ctx *c);
-/* A format frame of the active execution: kept if it fits in
- * CTX_FMT_MAX and, with those kept, in CTX_KEEP_MAX (the oldest
- * executions' formats are freed for it); else dropped with a line in the
- * session's error file. Returns 0, -EINVAL or -ENOMEM. */
-int ctx_keep_format(struct ctx *c, const struct ctxproto_frame *f);
+/* A frame of the active execution's answer, applied to its record. A
+ * format or an error text is kept within CTX_KEEP_MAX with those kept
+ * of the context (the oldest executions' are freed for it); a format
+ * that does not fit is dropped, and what a record cuts or drops is
+ * said, each with a line in the session's error file. Returns 0,
+ * -EINVAL or -ENOMEM (ctx_exec_frame). */
+int ctx_keep_frame(struct ctx *c, const struct ctxproto_frame *f);
+/* A daemon-made error of r's record (ctx_exec_fail), counted. */
+void ctx_fail_record(struct ctx *c, struct run *r, const char *name,
+		     const char *value);
+/* r leaves c's executions: its record's bytes are no longer c's. */
+void ctx_forget_record(struct ctx *c, struct run *r);
 struct run *ctx_exec_by_name(struct ctx *c, const char *name);
 /* status: the context's (r NULL) or an execution's key value lines. */
 char *ctx_format_status(const struct ctx *c, const struct run *r, size_t *len);
-/* result.json of execution r (reads its spools). */
-char *ctx_format_json(const struct run *r, size_t *len);
+/* result.json of execution r (made from its record and its spools),
+ * taken: one copy for every reader of a finished execution, until the
+ * last one puts it back (it is made again once its record changed). */
+struct ctx_json *ctx_json_get(struct run *r);
+void ctx_json_put(void *j);
 
 #endif

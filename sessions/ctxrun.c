@@ -45,6 +45,7 @@ static void trim(struct ctx *c)
 			continue;
 		list_del(&r->link);
 		c->nexecs--;
+		ctx_forget_record(c, r);
 		run_forget_files(r, ~0u, sess_trash, c->sess);
 		r->ctx = NULL;
 		r->sess = NULL;
@@ -58,7 +59,7 @@ static void fail_exec(struct ctx *c, struct run *r, const char *name,
 {
 	if (r->state == RUN_QUEUED)
 		list_del(&r->qlink);
-	ctx_exec_fail(r->cx, name, c->why ? c->why : "the context is gone");
+	ctx_fail_record(c, r, name, c->why ? c->why : "the context is gone");
 	r->cx->count = c->count;
 	r->start_err = end == END_CANCELED ? 0 : EIO;
 	run_finish(r, 1, 0, end);
@@ -105,11 +106,6 @@ fail:
 		run_unref(r);
 	}
 	return NULL;
-}
-
-static uint64_t new_res_id(struct ctx_result *res)
-{
-	return objs_add(OBJ_CTXRES, res);
 }
 
 /* Closes what links the daemon to the interpreter (its output first goes
@@ -325,7 +321,6 @@ static void start_exec(struct ctx *c, struct run *r)
 	c->state = CTX_RUNNING;
 	c->interrupted = false;
 	c->kill_stage = 0;
-	c->active_bytes = 0;
 	idle_watch(c, false);
 	watch_output(r, &r->pipe_o, c->out_fd);
 	watch_output(r, &r->pipe_e, c->err_fd);
@@ -402,11 +397,7 @@ static int on_frame(struct ctx *c, struct ctxproto_frame *f)
 			   c->name, f->tag);
 		return 0;
 	}
-	rc = ctx_fmt_index(f->tag) >= 0 ?
-		     ctx_keep_format(c, f) :
-		     ctx_exec_frame(c->active->cx, f, new_res_id);
-	if (rc == 0 && strcmp(f->tag, "result") == 0)
-		c->active->cx->res[c->active->cx->nres - 1]->owner = c->active;
+	rc = ctx_keep_frame(c, f);
 	if (rc == 0 && c->active->cx->done) {
 		c->count++;
 		end_exec(c, END_EXITED, 0);
@@ -435,17 +426,26 @@ static void parse_answers(struct ctx *c)
 	}
 	memmove(c->abuf.p, c->abuf.p + at, c->abuf.len - at);
 	c->abuf.len -= at;
+	if (!c->abuf.len && c->abuf.cap > (1u << 20)) {
+		/* a large frame is parsed: its room goes back */
+		free(c->abuf.p);
+		c->abuf = (struct strbuf){ 0 };
+	}
 }
 
+/* Answers as they come: at most 1 MiB a wakeup, so that a driver that
+ * writes without pause does not hold the loop (the rest is read at the
+ * next one); all of it once the interpreter is gone (events 0). */
 static void on_answer(struct loop_watch *w, uint32_t events)
 {
 	struct ctx *c = w->arg;
 	char buf[65536];
-	ssize_t n;
+	ssize_t n = 1;
 
-	(void)events;
-	while ((n = read(w->fd, buf, sizeof(buf))) > 0) {
-		sb_add(&c->abuf, buf, (size_t)n);
+	for (int i = 0; n > 0 && (!events || i < 16); i++) {
+		n = read(w->fd, buf, sizeof(buf));
+		if (n > 0)
+			sb_add(&c->abuf, buf, (size_t)n);
 		if (c->abuf.err)
 			break;
 	}
@@ -522,8 +522,8 @@ static void reaped(struct reap_watch *w, int wstatus)
 		set_dead(c, "the interpreter exited with status %d",
 			 WEXITSTATUS(wstatus));
 	if (c->active) {
-		ctx_exec_fail(c->active->cx, "ContextDied",
-			      c->why ? c->why : "the interpreter was ended");
+		ctx_fail_record(c, c->active, "ContextDied",
+				c->why ? c->why : "the interpreter was ended");
 		/* rmdir or the session's end: canceled, as a run's close */
 		c->active->start_err =
 			c->gone_cb || c->sess->dying ? ECANCELED : EIO;

@@ -12,7 +12,10 @@
 // The code runs in one vm context. Top-level let, const and class become
 // assignments to the context's global object, so that they persist and
 // a later execution may declare them again; code with a top-level await
-// runs in an async function whose last expression is returned. The parser
+// runs in an async function whose last expression is returned, and a
+// value that is a promise is awaited. Its globals are those of a
+// module's scope (global, require, module, exports, __filename,
+// __dirname, process). The parser
 // is acorn: node's own copy (hence --expose-internals), else an installed
 // one.
 'use strict';
@@ -147,13 +150,24 @@ function transform(src) {
   return { code: out, declared, isAsync };
 }
 
+// A module's scope, as node code expects one: global, require (of the
+// cwd), module, exports, __filename and __dirname (the cwd), process.
+const cellFile = path.join(process.cwd(), '[sessionfs]');
+const cellModule = new Module(cellFile, null);
+cellModule.filename = cellFile;
+cellModule.paths = Module._nodeModulePaths(process.cwd());
 const sandbox = {
   console, process, Buffer, URL, URLSearchParams, TextEncoder, TextDecoder,
   setTimeout, clearTimeout, setInterval, clearInterval, setImmediate,
   clearImmediate, queueMicrotask, structuredClone, fetch: globalThis.fetch,
-  require: Module.createRequire(path.join(process.cwd(), '[sessionfs]')),
+  require: Module.createRequire(cellFile),
+  module: cellModule,
+  exports: cellModule.exports,
+  __filename: cellFile,
+  __dirname: process.cwd(),
 };
 sandbox.globalThis = sandbox;
+sandbox.global = sandbox;
 const context = vm.createContext(sandbox);
 let count = 0;
 let running = null; // the interrupt of the execution in progress
@@ -234,8 +248,15 @@ async function run(src, filename) {
   stop.catch(() => {});
   if (interruptPending) throw new Error('Interrupted');
   const value = script.runInContext(context, { breakOnSigint: true, displayErrors: false });
-  // boxed: a promise that sync code evaluates to is its value
-  return isAsync ? { value: await Promise.race([value, stop]) } : { value };
+  // a promise (or thenable) is awaited, as other notebooks do, until the
+  // execution is interrupted (its timeout too); boxed, so that the
+  // caller's await does not unwrap what it resolves to again
+  return isAsync || thenable(value) ? { value: await Promise.race([value, stop]) } : { value };
+}
+
+function thenable(v) {
+  return safe(() => v !== null && (typeof v === 'object' || typeof v === 'function') &&
+    typeof v.then === 'function', false);
 }
 
 async function execute(file) {

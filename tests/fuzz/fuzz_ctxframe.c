@@ -54,6 +54,25 @@ static void check_frame(const char *buf, size_t n,
 	free(b.p);
 }
 
+/* The bytes a record counts as frames come are those it holds, within
+ * its bounds. */
+static void check_bytes(const struct ctx_exec *e)
+{
+	size_t n = e->ename.len + e->evalue.len, err;
+
+	for (size_t i = 0; i < e->ntrace; i++)
+		n += e->trace[i] ? strlen(e->trace[i]) : 0;
+	err = n;
+	for (size_t i = 0; i < e->nres; i++)
+		for (int k = 0; k < CTX_NFMT; k++)
+			n += e->res[i]->fmt[k].len;
+	FUZZ_CHECK(ctx_exec_bytes(e) == n, "counts %zu bytes, holds %zu",
+		   ctx_exec_bytes(e), n);
+	FUZZ_CHECK(e->err_bytes == err && err <= CTX_ERR_MAX,
+		   "error of %zu bytes", err);
+	FUZZ_CHECK(e->nres <= CTX_RESULTS_MAX + 1, "%zu results", e->nres);
+}
+
 static void check_texts(const struct ctx_exec *e)
 {
 	size_t len;
@@ -87,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(n == 0 || n == -EINVAL, "returned %zd", n);
 	FUZZ_CHECK(n != 0 || size == 0 || parse_exact(buf, size, &f) == 0,
 		   "incomplete frame, then not");
+	check_bytes(&e);
 	check_texts(&e);
 	ctx_exec_free(&e, NULL);
 	return 0;

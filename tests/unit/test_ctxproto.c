@@ -230,6 +230,163 @@ START_TEST(format_cap)
 }
 END_TEST
 
+static uint64_t ids_live, ids_next;
+
+static uint64_t id_add(struct ctx_result *r)
+{
+	(void)r;
+	ids_live++;
+	return ++ids_next;
+}
+
+static void id_del(uint64_t id)
+{
+	ck_assert_uint_ne(id, 0);
+	ids_live--;
+}
+
+static const struct ctx_ids ids = { id_add, id_del };
+
+/* n results with a text of one byte, the last one the value if main. */
+static void results(struct ctx_exec *e, size_t n, bool main)
+{
+	struct ctxproto_frame f = { "result", "", 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		f = (struct ctxproto_frame){ "result", "", 0 };
+		ck_assert_int_eq(ctx_exec_frame(e, &f, &ids), 0);
+		f = (struct ctxproto_frame){ "text", "1", 1 };
+		ck_assert_int_eq(ctx_exec_frame(e, &f, &ids), 0);
+	}
+	f = (struct ctxproto_frame){ "main", "", 0 };
+	if (main)
+		ck_assert_int_eq(ctx_exec_frame(e, &f, &ids), 0);
+	f = (struct ctxproto_frame){ "done", "", 0 };
+	ck_assert_int_eq(ctx_exec_frame(e, &f, &ids), 0);
+}
+
+START_TEST(results_bound)
+{
+	struct ctx_exec e = { 0 };
+
+	ids_live = 0;
+	results(&e, CTX_RESULTS_MAX + 5, false);
+	ck_assert_uint_eq(e.nres, CTX_RESULTS_MAX);
+	ck_assert_uint_eq(e.dropped, 5);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), CTX_RESULTS_MAX);
+	ck_assert_uint_eq(ids_live, CTX_RESULTS_MAX);
+	ck_assert_ptr_null(ctx_exec_main(&e));
+	ctx_exec_free(&e, id_del);
+	ck_assert_uint_eq(ids_live, 0);
+
+	/* the value, the last result, is kept past the bound */
+	results(&e, CTX_RESULTS_MAX + 5, true);
+	ck_assert_uint_eq(e.nres, CTX_RESULTS_MAX + 1);
+	ck_assert_uint_eq(e.dropped, 4);
+	ck_assert_ptr_eq(ctx_exec_main(&e), e.res[CTX_RESULTS_MAX]);
+	ck_assert_uint_eq(e.res[CTX_RESULTS_MAX]->no, CTX_RESULTS_MAX + 1);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), CTX_RESULTS_MAX + 1);
+	ck_assert_uint_eq(ids_live, CTX_RESULTS_MAX + 1);
+	ctx_exec_free(&e, id_del);
+	ck_assert_uint_eq(ids_live, 0);
+}
+END_TEST
+
+START_TEST(error_bound)
+{
+	struct ctx_exec e = { 0 };
+	size_t big = 2u << 20, len;
+	char *v = malloc(big + 16), *line = malloc(big + 16), *t;
+	struct ctxproto_frame f = { "ename", "ValueError", 10 };
+
+	memset(v, 'x', big);
+	memcpy(line, "ValueError: ", 12);
+	memset(line + 12, 'x', big);
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	f = (struct ctxproto_frame){ "evalue", v, big };
+	ck_assert_uint_eq(ctx_exec_room(&e, &f), CTX_ERR_MAX - 10);
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert(e.err_cut);
+	ck_assert_uint_eq(e.evalue.len, CTX_ERR_MAX / 2);
+	f = (struct ctxproto_frame){ "etrace", "  File \"<cell 1>\"", 17 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	/* the line that is the name and the value is not kept again */
+	f = (struct ctxproto_frame){ "etrace", line, big + 12 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 10 + CTX_ERR_MAX / 2 + 17);
+	ck_assert_ptr_null(e.trace[1]);
+	/* another line of that size is cut at what is left */
+	line[0] = 'W';
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), CTX_ERR_MAX);
+	ck_assert_uint_eq(strlen(e.trace[2]), CTX_ERR_MAX / 2 - 27);
+	t = ctx_exec_error_json(&e, &len);
+	ck_assert_ptr_nonnull(strstr(t, "\"  File \\\"<cell 1>\\\"\", \"ValueError: xxx"));
+	ck_assert_ptr_nonnull(strstr(t, "xxx\", \"WalueError: xxx"));
+	ck_assert_uint_eq(len, strlen(t));
+	ck_assert_uint_gt(len, 2 * CTX_ERR_MAX / 2 + CTX_ERR_MAX / 2 - 27);
+	free(t);
+	/* its texts are freed with the results, its name stays (256 bytes
+	 * of it at most) */
+	ctx_exec_shed(&e);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 10);
+	t = ctx_exec_error_json(&e, &len);
+	ck_assert_str_eq(t, "{\"name\": \"ValueError\", \"value\": \"\", "
+			    "\"traceback\": []}\n");
+	free(t);
+	f = (struct ctxproto_frame){ "ename", v, 1000 };
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ctx_exec_shed(&e);
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 256);
+	ck_assert_uint_eq(e.ename.len, 256);
+	ctx_exec_free(&e, NULL);
+	free(v);
+	free(line);
+}
+END_TEST
+
+/* A traceback line is a string: a NUL ends it, and what it keeps is
+ * what it counts (the fuzzer found a count of bytes not kept). */
+START_TEST(trace_nul)
+{
+	struct ctx_exec e = { 0 };
+	struct ctxproto_frame f = { "etrace", "ab\0cd", 5 };
+
+	ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	ck_assert_str_eq(e.trace[0], "ab");
+	ck_assert_uint_eq(ctx_exec_bytes(&e), 2);
+	ck_assert(!e.err_cut);
+	ctx_exec_free(&e, NULL);
+}
+END_TEST
+
+START_TEST(json_bound)
+{
+	struct ctx_exec e = { 0 };
+	size_t half = CTX_JSON_MAX / 2 + 1, len;
+	char *png = calloc(1, half), *t;
+	struct ctxproto_frame f;
+
+	for (int i = 0; i < 2; i++) {
+		f = (struct ctxproto_frame){ "result", "", 0 };
+		ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+		f = (struct ctxproto_frame){ "text", "p", 1 };
+		ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+		f = (struct ctxproto_frame){ "png", png, half };
+		ck_assert_int_eq(ctx_exec_frame(&e, &f, NULL), 0);
+	}
+	t = ctx_exec_json(&e, "", 0, "", 0, &len);
+	/* the first png is there, the second is named */
+	ck_assert_ptr_nonnull(strstr(t, "{\"text\": \"p\", \"png\": \"AAAA"));
+	ck_assert_ptr_nonnull(strstr(t, "}, {\"text\": \"p\", \"omittedFormats\": "
+				       "[\"png\"], \"isMainResult\": false}]"));
+	ck_assert_uint_lt(len, (half + 2) / 3 * 4 + 300);
+	free(t);
+	ctx_exec_free(&e, NULL);
+	free(png);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ctxproto");
@@ -247,6 +404,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, formats);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, format_cap);
+	tcase_add_test(tc, results_bound);
+	tcase_add_test(tc, error_bound);
+	tcase_add_test(tc, trace_nul);
+	tcase_add_test(tc, json_bound);
 	suite_add_tcase(s, tc);
 	return s;
 }
