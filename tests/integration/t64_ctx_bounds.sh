@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t63_ctx_bounds: what code contexts cost the daemon, and node's module
+# t64_ctx_bounds: what code contexts cost the daemon, and node's module
 # scope. JavaScript: global, require (of the cwd), module, exports,
 # __filename, __dirname and process are there and global keeps state; a
 # value that is a promise is awaited (123, not "Promise { 123 }"), a
