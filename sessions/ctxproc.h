@@ -9,6 +9,8 @@
 #ifndef SFS_CTXPROC_H
 #define SFS_CTXPROC_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 #include "contain.h"
 
@@ -35,6 +37,13 @@ struct ctxproc {
 	int req_fd, ans_fd, out_fd, err_fd;
 };
 
+/* The path of the driver file (sfsctx.py, sfsctx.js) for an interpreter
+ * to run: a copy, mode 0444, in the runtime directory, made at the first
+ * call from the file next to the daemon or installed (shell_find_file),
+ * so that an owner who may not reach that path (a build tree in a 0700
+ * home) runs it too; the file itself when it cannot be copied (logged).
+ * False when there is no such file. */
+bool ctxproc_driver(const char *file, char *buf, size_t len);
 /* Starts the interpreter. Returns 0 or -errno (nothing left open). */
 int ctxproc_spawn(const struct ctxproc_spec *sp, struct ctxproc *p);
 /* Unlinks the fifos of tag (once the driver has opened them). */

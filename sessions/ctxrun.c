@@ -27,7 +27,6 @@
 #include "objs.h"
 #include "output.h"
 #include "sess.h"
-#include "shell.h"
 
 static void pump(struct ctx *c);
 static void arm(struct ctx *c);
@@ -262,7 +261,7 @@ static void spawn(struct ctx *c)
 	c->why = NULL;
 	c->count = 0;
 	c->state = CTX_IDLE;
-	if (shell_find_file(file, drv, sizeof(drv)))
+	if (ctxproc_driver(file, drv, sizeof(drv)))
 		rc = spawn_with(c, drv);
 	else
 		set_dead(c,

@@ -548,6 +548,21 @@ if [ -f "$BIN_DIR/sfsdrv.so" ]; then
 		timeout 10 "${AS[@]}" rmdir "$MNT/sessions/p-u1"
 		persist u1 "$MNT/sessions/st-u1" "private build"
 		persist nobody "$MNT/sessions/st-nobody" "private build"
+		# the code contexts' drivers are in that directory too
+		asu u1
+		check "private build: u1 mkdir sessions/c-u1" "${AS[@]}" mkdir "$MNT/sessions/c-u1"
+		for lang in python javascript; do
+			C=$MNT/sessions/c-u1/contexts/$lang
+			asu u1
+			timeout 10 "${AS[@]}" mkdir "$C"
+			uwrite u1 "$C/language" "$lang"
+			uwrite u1 "$C/cwd" /tmp
+			uwrite u1 "$C/code" 'x = 41'
+			uwrite u1 "$C/code" 'x + 1'
+			assert_eq 42 "$(uread u1 "$C/result")" \
+				"private build: a $lang context of u1's keeps x and answers 42 ($(uread u1 "$C/error" | head -c 200))"
+		done
+		timeout 10 "${AS[@]}" rmdir "$MNT/sessions/c-u1"
 		# the module on disk replaced (an upgrade, a rebuild): the
 		# daemon's shells still load the copy it read at its start
 		printf 'not a shared object\n' >"$PRIV/sfsdrv.so"
