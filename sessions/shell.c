@@ -124,7 +124,7 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 
 	if (len == 0)
 		return 0;
-	if (!strchr("RFXE", buf[0]))
+	if (!memchr("RFXE", buf[0], 4))
 		return -EINVAL;
 	z1 = memchr(buf, '\0', len);
 	if (!z1)
