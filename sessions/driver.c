@@ -129,10 +129,14 @@ static bool from_driver(struct sess *s, const struct shell_frame *f)
 }
 
 /* The driver could not start the active run (its cwd could not be
- * entered): the run ends as an error, and error says why. */
+ * entered): the run ends as an error, and error says why. The cwd stays
+ * the session's, tried again at the next run, as a new shell would be
+ * started there: no run goes elsewhere until a cwd that can be entered
+ * is written. */
 static void run_not_started(struct sess *s, const struct shell_frame *f)
 {
 	s->active->end = END_ERROR;
+	s->pend_cwd = true;
 	sess_error(s, "run %s: %.*s", s->active->name,
 		   (int)strnlen(f->env, f->env_len < 512 ? f->env_len : 512),
 		   f->env);
@@ -153,7 +157,7 @@ static void handle_frames(struct sess *s)
 		 * (finishing a run may retire the shell and empty rbuf). */
 		if (kind == 'F' && s->active)
 			run_not_started(s, &f);
-		if ((kind == 'R' || kind == 'F') && s->active)
+		else if (kind == 'R' && s->active)
 			env_apply_pwd(s, &f);
 		else if (kind == 'E')
 			env_apply(s, &f);
