@@ -441,6 +441,10 @@ int driver_start(struct sess *s, struct run *r)
 	mark_running(s, r);
 	if (rc == 0)
 		rc = send_line(s, r, pre);
+	/* a new shell that ended before it read the line (a cwd it could
+	 * not enter): its reaping ends the run with what it said */
+	if (rc == -EPIPE && !s->spoke)
+		rc = 0;
 	if (rc == 0 && pre)
 		env_sent(s);
 	if (run_changed_hook)
