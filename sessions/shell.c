@@ -254,6 +254,8 @@ static int enter_cwd(const char *cwd, bool fallback)
 	if (chdir(cwd) == 0 || (fallback && chdir("/") == 0))
 		return 0;
 	why = strerrordesc_np(errno);
+	if (!why)
+		why = "error";
 	(void)!write(2, "cwd ", 4);
 	(void)!write(2, cwd, strlen(cwd));
 	(void)!write(2, ": ", 2);
