@@ -137,8 +137,9 @@ int ctx_set_cwd(struct ctx *c, const char *path)
 	/* its form only, as the session's cwd (env.c): the interpreter's
 	 * child enters it as the owner, or the context is dead with why */
 	if (path[0] != '/' || strlen(path) >= PATH_MAX) {
-		sess_error(c->sess, "contexts/%s/cwd: not an absolute path "
-				    "(shorter than %d bytes)",
+		sess_error(c->sess,
+			   "contexts/%s/cwd: not an absolute path "
+			   "(shorter than %d bytes)",
 			   c->name, PATH_MAX);
 		return path[0] != '/' ? -EINVAL : -ENAMETOOLONG;
 	}

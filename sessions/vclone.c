@@ -109,7 +109,7 @@ static void run_job(void)
 	if (pid < 0) {
 		int err = (int)pid;
 
-		/* a failed write leaves the loop an EOF: an error all the same */
+		/* a failed write leaves the loop an EOF: an error as well */
 		(void)!write(job.report_w, &err, sizeof(err));
 	} else if (job.reported) {
 		job.done(job.arg);

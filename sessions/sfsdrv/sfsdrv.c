@@ -435,7 +435,8 @@ static int sfs_driver_builtin(WORD_LIST *list)
 			break;
 		status = run_one(id, gen, flag);
 		/* no way to report: the shell's exit status says it */
-		if (drv_idle_fds() < 0 || drv_report(status, key, cd_failed) < 0)
+		if (drv_idle_fds() < 0 ||
+		    drv_report(status, key, cd_failed) < 0)
 			return status;
 	}
 	return EXECUTION_SUCCESS;

@@ -156,6 +156,19 @@ fi
 assert_file_eq "$S/procs/p/stdout" "" "s7: the process's command did not run"
 assert_file_match "$S/procs/p/stderr" "cwd $PUB/pgone: No such file or directory\$" "s7: its stderr says why"
 
+# the terminal started in it: its shell does not start, the screen says
+# why (tty.c's child: no fallback to "/" there either)
+check "s7: the terminal's first input" her_write "$S/tty/input" $'pwd\n'
+if sfs_until 10 eval 'timeout 2 grep -qx "state exited" "$S/tty/status"'; then
+	pass "s7: the terminal in the deleted cwd ends at once"
+	assert_file_match "$S/tty/status" '^exit 126$' "s7: its shell's status is 126"
+	assert_file_match "$S/tty/screen" "cwd $PUB/pgone: No such file or directory" "s7: its screen says why"
+	assert_true "s7: pwd did not run there" "the screen: $(timeout 2 cat "$S/tty/screen" | grep -v '^$' | tr '\n' '|')" \
+		bash -c '! timeout 2 grep -qx / "$1"' _ "$S/tty/screen"
+else
+	fail "s7: the terminal in the deleted cwd ends at once" "$(timeout 2 head -n 1 "$S/tty/status")"
+fi
+
 # ---------------------------------------------------------------- item 5: what exists as root
 RO=$SFS_TMP/rootonly
 mkdir -m 700 "$RO"
