@@ -16,10 +16,11 @@
  * until then. Both waits are on futexes in the one memory the three
  * share (a pipe for each job cost two more system calls and a descriptor
  * pair). While the spawner still waits for a stopped child, vclone_run
- * says EBUSY and the caller forks instead. The handover costs about 3%
- * of the shells a user's session starts per second (535/s before, 515/s
- * after on the 2-CPU VM, `echo exit > cmd` in a loop as a non-root
- * owner); a fork would cost far more with many sessions.
+ * says EBUSY and the caller forks instead. The handover is within the
+ * noise of the shells a user's session starts per second (`echo exit >
+ * cmd` in a loop as a non-root owner on the 2-CPU VM: medians of five
+ * 520/s with the clone3 in the loop, 514/s with the spawner); a fork
+ * would cost far more with many sessions.
  * The child runs on the spawner's stack and thread-local storage (its
  * errno), which nothing uses while the spawner is suspended in clone3;
  * CLONE_VM without CLONE_VFORK, on a stack of its own, would have the
