@@ -49,7 +49,7 @@
 static char child_stack[CHILD_STACK] __attribute__((aligned(64)));
 
 /* The job in hand: written by the loop while the spawner is idle, read
- * by the spawner and its child while busy. */
+ * by the spawner and its child while busy (the child sets reported). */
 static struct {
 	int cgroup_fd;
 	int (*fn)(void *arg);
@@ -62,7 +62,8 @@ static struct {
  * memory): kick counts the jobs handed over, answer is 0 until the job's
  * pid or -errno is posted. */
 static _Atomic int kick, answer;
-static atomic_bool busy, started;
+static atomic_bool busy;
+static bool started; /* the loop's own */
 
 static void wake(_Atomic int *word)
 {
@@ -154,7 +155,7 @@ static void *spawner(void *unused)
 		seen = atomic_load(&kick);
 		run_job();
 	}
-	return NULL;
+	return NULL; /* never: it lives as long as the daemon */
 }
 
 /* Starts the spawner once: 0 or -errno. */
@@ -164,7 +165,7 @@ static int start_spawner(void)
 	pthread_t t;
 	int rc;
 
-	if (atomic_load(&started))
+	if (started)
 		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -172,7 +173,7 @@ static int start_spawner(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0) {
 		pthread_detach(t);
-		atomic_store(&started, true);
+		started = true;
 	}
 	return rc;
 }
