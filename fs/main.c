@@ -34,7 +34,6 @@
 #include "sessions/cpulat.h"
 #include "sessions/log.h"
 #include "sessions/loop.h"
-#include "sessions/safepath.h"
 #include "sessions/sess.h"
 #include "sessions/shell.h"
 
@@ -290,11 +289,6 @@ static int mount_at(const char *mountpoint)
 	block_signals(&sigs);
 	if (fuse_session_mount(se, mountpoint) != 0)
 		return 1;
-	/* for the paths the daemon checks: nothing answers requests yet */
-	rc = safepath_set_mount(mountpoint);
-	if (rc < 0)
-		log_msg(LOG_WARNING, "cannot read the mount's device: %s",
-			strerror(-rc));
 	return 0;
 }
 

@@ -119,13 +119,27 @@ void driver_retire(struct sess *s)
  * dropped, and said. */
 static bool from_driver(struct sess *s, const struct shell_frame *f)
 {
-	if ((f->kind == 'R' || f->kind == 'E') && f->keyed &&
+	if ((f->kind == 'R' || f->kind == 'F' || f->kind == 'E') && f->keyed &&
 	    f->key == s->run_key) {
 		s->spoke = true;
 		return true;
 	}
 	sess_error(s, "a report that is not the shell driver's was dropped");
 	return false;
+}
+
+/* The driver could not start the active run (its cwd could not be
+ * entered): the run ends as an error, and error says why. The cwd stays
+ * the session's, tried again at the next run, as a new shell would be
+ * started there: no run goes elsewhere until a cwd that can be entered
+ * is written. */
+static void run_not_started(struct sess *s, const struct shell_frame *f)
+{
+	s->active->end = END_ERROR;
+	s->pend_cwd = true;
+	sess_error(s, "run %s: %.*s", s->active->name,
+		   (int)strnlen(f->env, f->env_len < 512 ? f->env_len : 512),
+		   f->env);
 }
 
 static void handle_frames(struct sess *s)
@@ -141,13 +155,15 @@ static void handle_frames(struct sess *s)
 			kind = 0; /* dropped below */
 		/* f points into rbuf: use it, then drop the frame, then act
 		 * (finishing a run may retire the shell and empty rbuf). */
-		if (kind == 'R' && s->active)
+		if (kind == 'F' && s->active)
+			run_not_started(s, &f);
+		else if (kind == 'R' && s->active)
 			env_apply_pwd(s, &f);
 		else if (kind == 'E')
 			env_apply(s, &f);
 		memmove(s->rbuf.p, s->rbuf.p + n, s->rbuf.len - (size_t)n);
 		s->rbuf.len -= (size_t)n;
-		if (kind == 'R' && s->active) {
+		if ((kind == 'R' || kind == 'F') && s->active) {
 			if (!s->dying)
 				driver_sched(
 					s, true); /* before its client wakes */
@@ -217,19 +233,25 @@ static void read_state(struct sess *s)
 }
 
 /* A shell that ended before its driver ever reported: what bash or the
- * driver said on its way (SHELL_BOOT_ERR), the first line, if anything. */
-static void read_boot_err(struct sess *s)
+ * driver said on its way (SHELL_BOOT_ERR), the first line, if anything.
+ * Returns whether it said something. */
+static bool read_boot_err(struct sess *s)
 {
 	char buf[512], *nl;
 	ssize_t n = read_small(s, SHELL_BOOT_ERR, buf, sizeof(buf) - 1);
 
 	if (n <= 0)
-		return;
+		return false;
 	buf[n] = '\0';
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = '\0';
-	sess_error(s, "the shell could not start its driver: %s", buf);
+	/* shell.c's child: the cwd it could not enter */
+	if (s->active && strncmp(buf, "cwd ", 4) == 0)
+		sess_error(s, "run %s: %s", s->active->name, buf);
+	else
+		sess_error(s, "the shell could not start its driver: %s", buf);
+	return true;
 }
 
 /* The shell died in the middle of a run: what the run started ends
@@ -268,8 +290,9 @@ static void shell_gone(struct reap_watch *w, int wstatus)
 	read_results(s);
 	drop_pipes(s);
 	read_state(s);
-	if (!s->spoke)
-		read_boot_err(s);
+	/* a run that never began in it is an error, not the command's */
+	if (!s->spoke && read_boot_err(s) && code == 126 && s->active)
+		s->active->end = END_ERROR;
 	if (s->kill_stage)
 		contain_signal(&s->cg, SIGKILL, 0); /* forked during the kill */
 	else if (s->active && !s->dying)
@@ -418,6 +441,10 @@ int driver_start(struct sess *s, struct run *r)
 	mark_running(s, r);
 	if (rc == 0)
 		rc = send_line(s, r, pre);
+	/* a new shell that ended before it read the line (a cwd it could
+	 * not enter): its reaping ends the run with what it said */
+	if (rc == -EPIPE && !s->spoke)
+		rc = 0;
 	if (rc == 0 && pre)
 		env_sent(s);
 	if (run_changed_hook)

@@ -24,6 +24,7 @@
 #include "creds.h"
 #include "proc.h"
 #include "sess.h"
+#include "shell.h"
 
 struct run *proc_by_name(struct sess *s, const char *name)
 {
@@ -92,8 +93,12 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 		_exit(126);
 	/* after the change of uid, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (chdir(s->cwd) < 0 && chdir("/") < 0)
+	/* no fallback to "/" but for the workspace (shell.h) */
+	if (chdir(s->cwd) < 0 &&
+	    !(shell_cwd_fallback(s->cwd) && chdir("/") == 0)) {
+		dprintf(2, "cwd %s: %s\n", s->cwd, strerror(errno));
 		_exit(126);
+	}
 	execve(conf.shell, argv, envp);
 	_exit(127);
 }

@@ -47,7 +47,6 @@
 #include "conf/conf.h"
 #include "creds.h"
 #include "log.h"
-#include "safepath.h"
 #include "shell.h"
 #include "strbuf.h"
 #include "vclone.h"
@@ -181,7 +180,7 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 
 	if (len == 0)
 		return 0;
-	if (buf[0] != 'R' && buf[0] != 'X' && buf[0] != 'E')
+	if (!memchr("RFXE", buf[0], 4))
 		return -EINVAL;
 	z1 = memchr(buf, '\0', len);
 	if (!z1)
@@ -204,18 +203,87 @@ ssize_t shell_parse_frame(const char *buf, size_t len, struct shell_frame *f)
 	return z3 + 1 - buf;
 }
 
-/* What the child needs, all of it made before it starts: a child of
- * vclone_run shares the daemon's memory and may only make system calls. */
+/* What the child needs, all of it made before it starts and copied into
+ * one block: a child of vclone_run shares the daemon's memory, may only
+ * make system calls, and may read this until it execs, after the daemon
+ * has gone on (vclone.h). */
 struct spawn {
 	const char *bash;
 	char **argv;
-	const struct creds_plan *cr;
+	struct creds_plan cr; /* its groups and envp point into vec */
 	const struct contain *cg;
 	bool enter;		 /* forked: moves itself into cg */
 	char boot_err[PATH_MAX]; /* w->dir/SHELL_BOOT_ERR */
 	const char *cwd;
+	bool fallback; /* "/" when cwd cannot be entered */
 	int ctl_r, res_w, drv; /* drv: the module's memfd */
+	char *vec[]; /* argv, envp, the groups, then the strings */
 };
+
+static size_t count(char *const *v)
+{
+	size_t n = 0;
+
+	while (v[n])
+		n++;
+	return n;
+}
+
+static size_t text_size(char *const *v)
+{
+	size_t n = 0;
+
+	for (; *v; v++)
+		n += strlen(*v) + 1;
+	return n;
+}
+
+/* Copies s to *at and moves *at past it. */
+static char *put(char **at, const char *s)
+{
+	char *p = *at;
+	size_t n = strlen(s) + 1;
+
+	memcpy(p, s, n);
+	*at += n;
+	return p;
+}
+
+/* The block: argv's and envp's pointers at vec, their strings and the
+ * rest after the groups. NULL without memory. */
+static struct spawn *pack(const char *bash, char **argv,
+			  const struct creds_plan *cr, const char *cwd)
+{
+	size_t na = count(argv), ne = count(cr->envp);
+	size_t ng = cr->ngroups > 0 ? (size_t)cr->ngroups : 0;
+	size_t ptrs = (na + 1 + ne + 1) * sizeof(char *);
+	struct spawn *sp = malloc(sizeof(*sp) + ptrs + ng * sizeof(gid_t) +
+				  text_size(argv) + text_size(cr->envp) +
+				  strlen(bash) + strlen(cwd) + 2);
+	char *at;
+
+	if (!sp)
+		return NULL;
+	memset(sp, 0, sizeof(*sp));
+	sp->cr = *cr;
+	sp->cr.own = NULL;
+	sp->argv = sp->vec;
+	sp->cr.envp = sp->vec + na + 1;
+	sp->cr.groups = (gid_t *)(sp->vec + na + 1 + ne + 1);
+	if (ng)
+		memcpy(sp->cr.groups, cr->groups, ng * sizeof(gid_t));
+	at = (char *)(sp->cr.groups + ng);
+	for (size_t i = 0; i < na; i++)
+		sp->argv[i] = put(&at, argv[i]);
+	sp->argv[na] = NULL;
+	for (size_t i = 0; i < ne; i++)
+		sp->cr.envp[i] = put(&at, cr->envp[i]);
+	sp->cr.envp[ne] = NULL;
+	sp->bash = put(&at, bash);
+	sp->cwd = put(&at, cwd);
+	sp->fallback = shell_cwd_fallback(cwd);
+	return sp;
+}
 
 /* The shell's stderr until its driver runs: the file SHELL_BOOT_ERR,
  * which says why a shell that could not load or start its driver ended
@@ -230,14 +298,38 @@ static int boot_stderr(const struct spawn *sp, int null)
 	return fcntl(fd, F_DUPFD_CLOEXEC, SHELL_RES_FD + 1);
 }
 
+/* In the child, as the owner: the cwd, or a line in SHELL_BOOT_ERR
+ * (its stderr) and the exit. No fallback to "/" but for the workspace,
+ * which the owner did not choose (shell_cwd_fallback): a command meant
+ * for a directory that is gone must not run elsewhere (strerrordesc_np:
+ * no locale, no allocation). */
+static int enter_cwd(const char *cwd, bool fallback)
+{
+	const char *why;
+
+	if (chdir(cwd) == 0 || (fallback && chdir("/") == 0))
+		return 0;
+	why = strerrordesc_np(errno);
+	if (!why)
+		why = "error";
+	(void)!write(2, "cwd ", 4);
+	(void)!write(2, cwd, strlen(cwd));
+	(void)!write(2, ": ", 2);
+	(void)!write(2, why, strlen(why));
+	(void)!write(2, "\n", 1);
+	return -1;
+}
+
 /* In the child: everything that must hold before bash starts. System
  * calls only (see struct spawn); returns only to exit. */
 static int child(void *arg)
 {
 	const struct spawn *sp = arg;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), berr;
-	int ctl_r, res_w, drv;
+	int null, berr, ctl_r, res_w, drv;
 
+	if (!sp->enter)
+		vclone_report(); /* still root: nobody can stop it before */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	/* ignored on entry, bash lets no trap change it: the driver's own */
 	creds_reset_signals(SHELL_ABORT_SIG);
 	setsid();
@@ -259,14 +351,19 @@ static int child(void *arg)
 	 * closes SHELL_DRV_FD once it is loaded. */
 	close_range(3, SHELL_DRV_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
-	if (creds_apply(sp->cr) < 0)
+	if (creds_apply(&sp->cr) < 0)
 		return 126;
 	/* after the change of uid, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (chdir(sp->cwd) < 0 && chdir("/") < 0)
+	if (enter_cwd(sp->cwd, sp->fallback) < 0)
 		return 126;
-	execve(sp->bash, sp->argv, sp->cr->envp);
+	execve(sp->bash, sp->argv, sp->cr.envp);
 	return 127;
+}
+
+bool shell_cwd_fallback(const char *cwd)
+{
+	return conf.workspace && strcmp(cwd, conf.workspace) == 0;
 }
 
 /* bash's arguments: its options, then the boot script and its $1, $2. */
@@ -288,25 +385,20 @@ static void make_argv(char **argv, const char *dir)
 }
 
 /* Starts the child: without a copy of the daemon's memory where it can
- * (vclone.h), else forked (an older kernel, another architecture).
- * Returns its pid or -errno. */
+ * (vclone.h; then sp is the spawner's to free), else forked (an older
+ * kernel, another architecture, the spawner still held by a stopped
+ * child). Returns its pid or -errno. */
 static pid_t start_child(struct spawn *sp)
 {
-	bool on_mount = true;
-	pid_t pid = -1;
+	pid_t pid = vclone_run(sp->cg->dfd, child, sp, free);
 
-	/* The daemon waits for that child until it execs: not while it
-	 * enters a directory in this mount, which only the daemon answers
-	 * (a cwd reported after `cd MOUNT/files/sub`), or one that may not
-	 * be there (the forked child falls back to "/"). */
-	if (safepath_dir(sp->cwd, &on_mount) == 0 && !on_mount)
-		pid = vclone_run(sp->cg->dfd, child, sp);
 	if (pid >= 0)
 		return pid;
 	sp->enter = true;
 	pid = contain_fork(sp->cg);
 	if (pid == 0)
 		_exit(child(sp));
+	free(sp);
 	return pid < 0 ? -errno : pid;
 }
 
@@ -345,7 +437,7 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 {
 	int drv = shell_load_driver();
 	struct creds_plan cr;
-	struct spawn sp = { .bash = bash, .cr = &cr, .cg = cg, .cwd = w->cwd };
+	struct spawn *sp;
 	char *argv[64];
 	pid_t pid;
 
@@ -358,15 +450,17 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	if (pid < 0)
 		return pid;
 	make_argv(argv, arg);
-	sp.argv = argv;
-	snprintf(sp.boot_err, sizeof(sp.boot_err), "%s/" SHELL_BOOT_ERR,
-		 w->dir);
-	sp.ctl_r = ctl_r;
-	sp.res_w = res_w;
-	sp.drv = drv;
-	pid = start_child(&sp);
+	sp = pack(bash, argv, &cr, w->cwd);
 	creds_plan_free(&cr);
-	return pid;
+	if (!sp)
+		return -ENOMEM;
+	sp->cg = cg;
+	snprintf(sp->boot_err, sizeof(sp->boot_err), "%s/" SHELL_BOOT_ERR,
+		 w->dir);
+	sp->ctl_r = ctl_r;
+	sp->res_w = res_w;
+	sp->drv = drv;
+	return start_child(sp);
 }
 
 /* The driver of a shell of another user's opens its pipes again through

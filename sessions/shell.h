@@ -43,8 +43,10 @@
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 
 struct shell_frame {
-	char kind; /* 'R' after a run, 'E' with the variables, 'X' from the
-		    * EXIT trap (variables in the file "env") */
+	char kind; /* 'R' after a run, 'F' a run that could not start (why
+		    * in env: its cwd could not be entered), 'E' with the
+		    * variables, 'X' from the EXIT trap (variables in the
+		    * file "env") */
 	int status;
 	bool keyed; /* the frame carries a key */
 	uint64_t key;
@@ -102,6 +104,12 @@ pid_t shell_spawn_template(const char *bash, const struct shell_who *w,
 pid_t shell_fork_from(int sock, const struct shell_who *w,
 		      const struct contain *cg, int *ctl, int *res);
 
+/* Whether a child that cannot enter cwd starts in "/" instead: only for
+ * the workspace, every session's first cwd, which its owner did not
+ * choose (a workspace she may not enter, root's home say). Any other cwd
+ * that cannot be entered fails the shell, process or terminal: its
+ * command was meant for that directory. */
+bool shell_cwd_fallback(const char *cwd);
 /* Writes the prelude file: variables to set and unset, and a cwd (or
  * NULL), as NUL-separated records read by the shell with `read -d ''`. */
 int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,

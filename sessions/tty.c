@@ -29,6 +29,7 @@
 #include "log.h"
 #include "output.h"
 #include "sess.h"
+#include "shell.h"
 #include "tty.h"
 
 static char iobuf[4096]; /* what one read of a PTY gives at most */
@@ -414,8 +415,12 @@ static void child(const struct tty *t, int slave, char **envp)
 	if (creds_become(t->s->uid, t->s->gid) < 0)
 		_exit(126);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of uid */
-	if (chdir(t->s->cwd) < 0 && chdir("/") < 0)
+	/* no fallback to "/" but for the workspace (shell.h) */
+	if (chdir(t->s->cwd) < 0 &&
+	    !(shell_cwd_fallback(t->s->cwd) && chdir("/") == 0)) {
+		dprintf(2, "cwd %s: %s\n", t->s->cwd, strerror(errno));
 		_exit(126);
+	}
 	execve(conf.shell, argv, envp);
 	_exit(127);
 }

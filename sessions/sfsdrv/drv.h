@@ -43,9 +43,10 @@ int drv_template(char *dir, size_t cap);
 /* The argument that makes sfs_driver a template. */
 #define DRV_TEMPLATE_ARG "--template"
 
-/* Sends a run's frames, with its key (or none: ""), on the result pipe.
- * Returns 0 or -1. */
-int drv_report(int status, const char *key);
+/* Sends a run's frames, with its key (or none: ""), on the result pipe;
+ * why, when not "", says why the run could not start (then its status
+ * is 126). Returns 0 or -1. */
+int drv_report(int status, const char *key, const char *why);
 /* atexit: the shell's variables in DIR/env, its frame in DIR/state. */
 void drv_save_state(void);
 

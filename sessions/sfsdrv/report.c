@@ -170,16 +170,17 @@ static void add_head(struct drv_buf *b, char kind, int status, const char *key)
 	drv_buf_str(b, head);
 }
 
-/* "R<status> KEY\0<cwd>\0\0" ends the run at once; then
+/* "R<status> KEY\0<cwd>\0\0" ends the run at once ("F126
+ * KEY\0<cwd>\0<why>\0" a run that could not start); then
  * "E0 KEY\0<cwd>\0<exports>\0", which only the next run waits for. */
-int drv_report(int status, const char *key)
+int drv_report(int status, const char *key, const char *why)
 {
 	struct drv_buf b = { 0 };
 	int rc;
 
-	add_head(&b, 'R', status, key);
+	add_head(&b, why[0] ? 'F' : 'R', why[0] ? 126 : status, key);
 	add_cwd(&b);
-	drv_buf_add(&b, "", 1);
+	drv_buf_str(&b, why);
 	rc = b.err ? -1 : write_all(drv_res_fd(), b.p, b.len);
 	b.len = 0;
 	add_head(&b, 'E', 0, key);

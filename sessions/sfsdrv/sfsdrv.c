@@ -223,11 +223,23 @@ static void pre_unset(char *name)
 	stupidly_hack_special_variables(name);
 }
 
+/* Why the run's prelude could not enter its cwd ("" when it did): the
+ * run then ends as an error, its command not run. */
+static char cd_failed[PATH_MAX + 128];
+
+/* Enters path as cd would (PWD, OLDPWD), or says why not in cd_failed:
+ * no fallback, the command was meant for that directory. */
 static void pre_cd(char *path)
 {
-	WORD_LIST *args = make_word_list(make_word(path), NULL);
+	WORD_LIST *args;
 
-	args = make_word_list(make_word("--"), args);
+	if (chdir(path) < 0) {
+		snprintf(cd_failed, sizeof(cd_failed), "cwd %s: %s", path,
+			 strerror(errno));
+		return;
+	}
+	args = make_word_list(make_word("--"),
+			      make_word_list(make_word(path), NULL));
 	this_command_name = "cd";
 	cd_builtin(args);
 	dispose_words(args);
@@ -320,6 +332,7 @@ static int run_one(const char *id, const char *gen, char flag)
 	arm_abort();
 	clear_exec_state();
 	aborted = 0;
+	cd_failed[0] = '\0';
 	run_id = (uintptr_t)strtoull(id, NULL, 10);
 	in_run = 1;
 	if (drv_run_fds(gen) == 0) {
@@ -329,10 +342,10 @@ static int run_one(const char *id, const char *gen, char flag)
 			apply_prelude(name);
 		}
 		snprintf(name, sizeof(name), "r%s.cmd", id);
+		/* ended before it began: none of it runs */
 		if (abort_id == run_id)
-			aborted =
-				1; /* ended before it began: none of it runs */
-		else
+			aborted = 1;
+		else if (!cd_failed[0]) /* else drv_report says why */
 			status = run_text(name);
 	}
 	in_run = 0;
@@ -425,7 +438,8 @@ static int sfs_driver_builtin(WORD_LIST *list)
 			break;
 		status = run_one(id, gen, flag);
 		/* no way to report: the shell's exit status says it */
-		if (drv_idle_fds() < 0 || drv_report(status, key) < 0)
+		if (drv_idle_fds() < 0 ||
+		    drv_report(status, key, cd_failed) < 0)
 			return status;
 	}
 	return EXECUTION_SUCCESS;

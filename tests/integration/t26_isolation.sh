@@ -20,7 +20,7 @@ check "mkdir sessions/iso" sfs_mkdir "$S"
 # (a sleeping child's descriptors, listed from outside it: listing one's
 # own would count the listing's directory and pipes)
 assert_run_ok "list a child's descriptors" "$S" \
-	'sleep 5 & p=$!; sleep 0.3; cd /proc/$p/fd && for f in *; do echo "$f $(readlink "$f")"; done; kill $p'
+	'sleep 5 & p=$!; sleep 0.3; (cd /proc/$p/fd && for f in *; do echo "$f $(readlink "$f")"; done); kill $p'
 fds=$(timeout 5 cat "$S/stdout")
 note "a run's child has: $(tr '\n' ',' <<<"$fds")"
 extra=$(awk '$1 > 2' <<<"$fds" | tr '\n' ',')

@@ -9,7 +9,8 @@
 # $SECONDS of 0 even when the session before it was made seconds earlier
 # (its shell was made ahead then). A cwd written as a path in the mount,
 # for the session or a context, is taken without the daemon looking
-# into its own mount; paths outside are still checked.
+# into its own mount; paths outside are not looked up either: the run
+# that cannot enter one is an error.
 # shellcheck disable=SC2016,SC2317
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -95,14 +96,21 @@ check "cwdw: a context's cwd in the mount returns" sfs_mkdir "$C/contexts/py"
 check "cwdw: the context's cwd written" \
 	timeout 5 bash -c 'printf "%s\n" "$1" >"$2"' _ "$MNT/files/t39w" "$C/contexts/py/cwd"
 check "health answers after that" health_quick
-assert_write_errno ENOENT "cwdw: a missing directory outside the mount" "$C/cwd" $'/nonexistent/t39\n'
+# outside it, too, the daemon looks nothing up (t44): the run enters it,
+# or fails as an error and says why
 ln -s /nonexistent "$SFS_TMP/t39link"
-assert_write_errno ENOENT "cwdw: a link to a missing directory" "$C/cwd" "$SFS_TMP/t39link"$'\n'
 ln -s /etc/passwd "$SFS_TMP/t39file"
-assert_write_errno ENOTDIR "cwdw: a link to a file" "$C/cwd" "$SFS_TMP/t39file"$'\n'
+for bad in "/nonexistent/t39:No such file or directory" \
+	"$SFS_TMP/t39link:No such file or directory" "$SFS_TMP/t39file:Not a directory"; do
+	check "cwdw: ${bad%%:*} is taken at the write" sfs_write "$C/cwd" "${bad%%:*}"$'\n'
+	check "cwdw: the run after it returns" sfs_run "$C" 'echo ran'
+	assert_file_match "$C/status" '^state error$' "cwdw: ${bad%%:*}: the run is an error"
+	assert_file_match "$C/error" "cwd ${bad%%:*}: ${bad#*:}\$" "cwdw: ${bad%%:*}: error says ${bad#*:}"
+done
 mkdir -p "$SFS_TMP/t39d/sub"
 ln -s t39d/sub "$SFS_TMP/t39rel"
 check "cwdw: a relative link to a directory" sfs_write "$C/cwd" "$SFS_TMP/t39rel/../sub"$'\n'
+assert_eq "$SFS_TMP/t39d/sub" "$(sfs_run_out "$C" pwd -P)" "cwdw: the run after it is there"
 check "rmdir sessions/cwdw" timeout 10 rmdir "$C"
 
 # ---------------------------------------------------------------- $SECONDS

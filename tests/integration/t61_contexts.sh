@@ -373,8 +373,17 @@ check "a child holding the pipes" code fd 'import os; os.system("sleep 300 &")'
 check "rmdir contexts/fd" timeout 10 rmdir "$CS/fd"
 assert_eq "$FD0" "$(ls /proc/"$SFS_PID"/fd | wc -l)" "the daemon's descriptors are back where they were"
 # cwd
-assert_write_errno ENOENT "a cwd that does not exist" "$CS/lang/cwd" $'/nonexistent\n'
-assert_write_errno ENOTDIR "a cwd that is a file" "$CS/lang/cwd" $'/etc/passwd\n'
+# the daemon looks a written cwd up no more than a session's (t44): one
+# that does not exist or is a file is taken, and the interpreter that
+# cannot enter it makes the context dead with the reason
+assert_write_errno EINVAL "a relative cwd" "$CS/lang/cwd" $'relative\n'
+for bad in "nocwd:/nonexistent:No such file or directory" "filecwd:/etc/passwd:Not a directory"; do
+	IFS=: read -r name dir why <<<"$bad"
+	check "mkdir contexts/$name" mkctx "$name"
+	check "$name: a cwd $dir is taken at the write" sfs_write "$CS/$name/cwd" "$dir"$'\n'
+	fails "$name: its first code fails" "$name" 'x'
+	assert_file_match "$CS/$name/error" "cannot enter the cwd $dir: $why" "$name: the context is dead and says why"
+done
 check "mkdir contexts/cwd" mkctx cwd
 mkdir "$SFS_TMP/gone"
 check "a cwd that exists" sfs_write "$CS/cwd/cwd" "$SFS_TMP/gone"$'\n'

@@ -109,6 +109,20 @@ START_TEST(frame_empty_fields)
 }
 END_TEST
 
+/* A run that could not start: its reason where the variables would be. */
+START_TEST(frame_not_started)
+{
+	struct shell_frame f;
+
+	ck_assert_int_eq(parse_guarded(FRAME("F126\0/a\0cwd /x: gone\0"), &f),
+			 21);
+	ck_assert_int_eq(f.kind, 'F');
+	ck_assert_int_eq(f.status, 126);
+	ck_assert_str_eq(f.pwd, "/a");
+	ck_assert_str_eq(f.env, "cwd /x: gone");
+}
+END_TEST
+
 /* Frames back to back: each call takes exactly one. */
 START_TEST(frame_sequence)
 {
@@ -1279,6 +1293,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, frame_exit_kind);
 	tcase_add_test(tc, frame_status);
 	tcase_add_test(tc, frame_empty_fields);
+	tcase_add_test(tc, frame_not_started);
 	tcase_add_test(tc, frame_sequence);
 	tcase_add_test(tc, frame_prefixes);
 	tcase_add_test(tc, frame_malformed);
