@@ -16,6 +16,24 @@
  * is not fed. And whether the last byte was a text 0xc2, whose next byte
  * must not make a C1 code point (of width -1: libvterm's cursor would go
  * left of the screen and write there).
+ *
+ * And how wide the last character printed may be: libvterm adds the width
+ * of each combining character to the character before it, and counts six
+ * marks two columns wide (U+302A-U+302F, U+3099, U+309A, all 0xe3 then
+ * two bytes), so that a character with such marks may be wider than the
+ * screen, which libvterm writes past the end of its row (a segfault, at 2
+ * columns with one mark after a letter). Its width is known only
+ * loosely (any character but ASCII counts two columns, even a combining
+ * one, as it may have been cut from what came before it), but never less
+ * than libvterm's: a control ends libvterm's run of text (a combining
+ * character after it joins the character before with that character's
+ * width, or is one of its own), as does the end of a write. That the
+ * scanner's marks are libvterm's, whichever of its UTF-8 decoders takes
+ * a run, comes from leaving no mark's first bytes in a decoder: a byte
+ * below 0x80 after them (which may begin a run that another decoder
+ * takes) gets a 0xc3 before it, and held text keeps them with the bytes
+ * after them (a mark that does not fit is replaced whole where it can
+ * be seen whole).
  */
 #include <stdint.h>
 #include <string.h>
@@ -24,14 +42,16 @@
 #define ARG_BIG	 100000L /* larger: not checked exactly, margins assumed */
 #define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX */
 
-void vtskip_init(struct vtskip *s, int rows)
+void vtskip_init(struct vtskip *s, int cols, int rows)
 {
 	memset(s, 0, sizeof(*s));
+	s->cols = cols;
 	s->rows = rows;
 }
 
-void vtskip_rows(struct vtskip *s, int rows)
+void vtskip_size(struct vtskip *s, int cols, int rows)
 {
+	s->cols = cols;
 	s->rows = rows;
 }
 
@@ -40,19 +60,110 @@ bool vtskip_margins(const struct vtskip *s)
 	return s->tb_margins || s->lr_margins || s->shift;
 }
 
-/* Whether none of the 8 bytes at p is below 0x20, 0x7f or 0xc2 (a word
- * at a time: text is most of what a terminal gets). */
+/* Whether none of the 8 bytes at p is below 0x20, 0x7f, 0xc2 or 0xe3 (a
+ * word at a time: text is most of what a terminal gets). */
 static bool all_text(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
-	uint64_t w, del, c2;
+	uint64_t w, del, c2, e3;
 
 	memcpy(&w, p, 8);
 	del = w ^ (ones * 0x7f);
 	c2 = w ^ (ones * 0xc2);
+	e3 = w ^ (ones * 0xe3);
 	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del) |
-		 ((c2 - ones) & ~c2)) &
+		 ((c2 - ones) & ~c2) | ((e3 - ones) & ~e3)) &
 		high) == 0;
+}
+
+static bool continuation(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+/* Whether 0xe3, a then b is a wide mark (U+302A-U+302F, U+3099, U+309A). */
+static bool wide_mark(unsigned char a, unsigned char b)
+{
+	return (a == 0x80 && b >= 0xaa && b <= 0xaf) ||
+	       (a == 0x82 && (b == 0x99 || b == 0x9a));
+}
+
+/* Whether c, after the first bytes of a wide mark, is its last. */
+static bool mark_end(const struct vtskip *s, unsigned char c)
+{
+	return (s->e3 == 2 && wide_mark(0x80, c)) ||
+	       (s->e3 == 3 && wide_mark(0x82, c));
+}
+
+/* The width and the wide mark's bytes after the text byte c. */
+static void glyph(struct vtskip *s, unsigned char c)
+{
+	if (c < 0x80)
+		s->glyph = 1;
+	else if (mark_end(s, c))
+		s->glyph += 2; /* it fits: see vtskip_unsafe */
+	else if (s->glyph < 2)
+		s->glyph = 2;
+	if (c == 0xe3)
+		s->e3 = 1;
+	else if (s->e3 == 1 && (c == 0x80 || c == 0x82))
+		s->e3 = c == 0x80 ? 2 : 3;
+	else if (c < 0xfe) /* libvterm's decoder ignores 0xfe and 0xff */
+		s->e3 = 0;
+}
+
+/* Whether the wide mark whose last byte is p[end], after plain text
+ * p[0, end), fits: glyph over the bytes from 0x80 before it (as the scan
+ * would count them), unless they are too many to count. */
+static bool mark_fits(const struct vtskip *s, const char *p, size_t end)
+{
+	struct vtskip m = *s;
+	size_t j = end;
+
+	while (j > 0 && (unsigned char)p[j - 1] >= 0x80 &&
+	       end - j < 3 * (size_t)s->cols + 6)
+		j--;
+	if (j > 0 && (unsigned char)p[j - 1] >= 0x80)
+		return false; /* the scan counts them */
+	if (j > 0) {
+		m.glyph = (unsigned char)p[j - 1] < 0x20 ? 0 : 1;
+		m.e3 = 0;
+	}
+	for (; j < end; j++)
+		glyph(&m, (unsigned char)p[j]);
+	return m.glyph + 2 <= m.cols;
+}
+
+/* Whether the 0xe3 at p[i] may be held: the start of a character (or,
+ * at p's end, of what the next bytes may complete; they are held too),
+ * a wide mark only if it fits. */
+static bool e3_plain(const struct vtskip *s, const char *p, size_t i,
+		     size_t n)
+{
+	for (size_t k = i + 1; k < n && k < i + 3; k++)
+		if (!continuation((unsigned char)p[k]))
+			return false;
+	return i + 2 >= n ||
+	       !wide_mark((unsigned char)p[i + 1], (unsigned char)p[i + 2]) ||
+	       mark_fits(s, p, i + 2);
+}
+
+/* Where the character whose 0xe3 came before p (s->e3) ends in p, when
+ * it may be held (as e3_plain): 0 if not, n while it is not whole. */
+static size_t e3_rest(const struct vtskip *s, const char *p, size_t n)
+{
+	size_t need = s->e3 == 1 ? 2 : 1, k;
+	bool mark;
+
+	for (k = 0; k < need && k < n; k++)
+		if (!continuation((unsigned char)p[k]))
+			return 0;
+	if (k < need)
+		return n;
+	mark = s->e3 == 1 ?
+		       wide_mark((unsigned char)p[0], (unsigned char)p[1]) :
+		       mark_end(s, (unsigned char)p[0]);
+	return mark && !mark_fits(s, p, need - 1) ? 0 : need;
 }
 
 /* Whether the 0xc2 at p[i] begins a character of U+00A0-U+00BF, whole
@@ -69,6 +180,8 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 
 	if (s->state != VTSKIP_GROUND || vtskip_margins(s) || s->c2)
 		return 0;
+	if (s->e3 && (i = e3_rest(s, p, n)) == 0)
+		return 0;
 	while (i < n) {
 		size_t end;
 
@@ -79,9 +192,14 @@ size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 			unsigned char c = (unsigned char)p[i];
 
 			if (!vtskip_is_plain(c) ||
-			    (c == 0xc2 && !c2_pair(p, i, n)))
+			    (c == 0xc2 && !c2_pair(p, i, n)) ||
+			    (c == 0xe3 && !e3_plain(s, p, i, n)))
 				return i;
-			i += c == 0xc2; /* and its second byte */
+			/* and its second (and third) byte */
+			if (c == 0xc2)
+				i++;
+			else if (c == 0xe3)
+				i += n - i > 2 ? 2 : n - i - 1;
 		}
 	}
 	return n;
@@ -212,6 +330,7 @@ static void text(struct vtskip *s, unsigned char c)
 	s->rep = c < 0x7f;
 	/* libvterm's decoder ignores 0xfe and 0xff: the 0xc2 waits on */
 	s->c2 = c == 0xc2 || (s->c2 && c >= 0xfe);
+	glyph(s, c);
 }
 
 /* A byte of a string: where "$q" came in it, and what followed. */
@@ -231,6 +350,8 @@ static void request(struct vtskip *s, unsigned char c)
 /* One byte, as libvterm's vterm_input_write takes it. */
 static void step(struct vtskip *s, unsigned char c)
 {
+	if (c < 0x20 || c == 0x7f)
+		s->glyph = 0; /* libvterm's run of text ends */
 	if (c == 0x00 || c == 0x7f)
 		return;
 	if (c == 0x18 || c == 0x1a) {
@@ -315,12 +436,64 @@ static bool bad_request(const struct vtskip *s, unsigned char c)
 	return s->rq_tail_n != 2 || t[1] != 'q' || (t[0] != ' ' && t[0] != '"');
 }
 
+/* Whether c would end a wide mark that makes its character wider than
+ * the screen. */
+static bool bad_mark(const struct vtskip *s, unsigned char c)
+{
+	return mark_end(s, c) && s->glyph + 2 > s->cols;
+}
+
+/* Whether p[i] begins such a wide mark, whole in p (its first two bytes
+ * count as bad_mark counts them: 2 columns at least). */
+static bool bad_mark_at(const struct vtskip *s, const char *p, size_t i,
+			size_t n)
+{
+	bool in_text = s->state == VTSKIP_GROUND ||
+		       (s->state == VTSKIP_STRING && s->sos);
+
+	if (!in_text || (s->glyph > 2 ? s->glyph : 2) + 2 <= s->cols)
+		return false;
+	if (p[i] == (char)0xe3)
+		return i + 2 < n && wide_mark((unsigned char)p[i + 1],
+					      (unsigned char)p[i + 2]);
+	return s->e3 == 1 && i + 1 < n &&
+	       wide_mark((unsigned char)p[i], (unsigned char)p[i + 1]);
+}
+
+/* The last byte of what replaces the wide mark 0xe3 a b. */
+static char mark_instead(unsigned char a, unsigned char b)
+{
+	return (char)(a == 0x82 ? b + 2 : 0x80); /* U+309B, U+309C, U+3000 */
+}
+
+size_t vtskip_replace(const struct vtskip *s, const char *p, size_t n,
+		      char *out, size_t *took)
+{
+	*took = 0;
+	if (n == 0)
+		return 0;
+	if (bad_mark_at(s, p, 0, n)) { /* as vtskip_instead at its end */
+		size_t k = p[0] == (char)0xe3; /* else the 0xe3 came before */
+
+		out[0] = p[0];
+		out[1] = p[1];
+		out[k + 1] = mark_instead((unsigned char)p[k],
+					  (unsigned char)p[k + 1]);
+		*took = k + 2;
+		return k + 2;
+	}
+	if (!vtskip_unsafe(s, (unsigned char)p[0]))
+		return 0;
+	*took = 1;
+	return vtskip_instead(s, (unsigned char)p[0], out);
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
 	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
 		s->argc >= ARGS_MAX - 1) ||
 	       bad_rep(s, c) || bad_string_control(s, c) || bad_request(s, c) ||
-	       (s->c2 && c < 0xa0);
+	       (s->c2 && c < 0xa0) || (s->e3 && c < 0x80) || bad_mark(s, c);
 }
 
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
@@ -329,31 +502,59 @@ size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 		out[0] = 0x18;
 		return 1;
 	}
-	if (s->c2 && c < 0x80) {
+	if ((s->c2 || s->e3) && c < 0x80) {
 		out[0] = (char)0xc3;
 		out[1] = (char)c;
 		return 2;
+	}
+	if (bad_mark(s, c)) {
+		out[0] = mark_instead(s->e3 == 3 ? 0x82 : 0x80, c);
+		return 1;
 	}
 	return 0;
 }
 
 void vtskip_text(struct vtskip *s, const char *p, size_t n)
 {
+	size_t last = n, low = n;
+
+	/* its last byte below 0x80: a control ends a run, ASCII is 1 wide;
+	 * the bytes after it, as the scan takes them */
+	while (low > 0 && (unsigned char)p[low - 1] >= 0x80)
+		low--;
+	if (low > 0) {
+		s->glyph = (unsigned char)p[low - 1] < 0x20 ||
+					   p[low - 1] == 0x7f ?
+				   0 :
+				   1;
+		s->e3 = 0;
+	}
+	for (size_t k = low; k < n; k++)
+		glyph(s, (unsigned char)p[k]);
 	/* its last byte that is printed (controls are not) */
-	while (n > 0 && ((unsigned char)p[n - 1] < 0x20 || p[n - 1] == 0x7f))
-		n--;
-	if (n > 0)
-		text(s, (unsigned char)p[n - 1]);
+	while (last > 0 &&
+	       ((unsigned char)p[last - 1] < 0x20 || p[last - 1] == 0x7f))
+		last--;
+	if (last > 0) {
+		s->rep = (unsigned char)p[last - 1] < 0x7f;
+		s->c2 = p[last - 1] == (char)0xc2 ||
+			(s->c2 && (unsigned char)p[last - 1] >= 0xfe);
+	}
 }
 
 /* Where the ground state's run from p[i] ends: at an ESC (the only byte
- * that changes the state) or a 0xc2 (whose next byte is checked). */
+ * that changes the state), a 0xc2 or a 0xe3 (whose next bytes are
+ * checked). */
 static size_t ground_end(const char *p, size_t i, size_t n)
 {
 	const char *esc = memchr(p + i, 0x1b, n - i);
-	const char *c2 = memchr(p + i, 0xc2, (esc ? (size_t)(esc - p) : n) - i);
+	size_t end = esc ? (size_t)(esc - p) : n;
+	const char *c2 = memchr(p + i, 0xc2, end - i);
+	const char *e3;
 
-	return c2 ? (size_t)(c2 - p) : esc ? (size_t)(esc - p) : n;
+	end = c2 ? (size_t)(c2 - p) : end;
+	e3 = memchr(p + i, 0xe3, end - i);
+	return e3 ? (size_t)(e3 - p) : end;
 }
 
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
@@ -361,17 +562,21 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 	size_t i = 0;
 
 	while (i < n) {
-		if (vtskip_unsafe(s, (unsigned char)p[i]))
+		if (vtskip_unsafe(s, (unsigned char)p[i]) ||
+		    bad_mark_at(s, p, i, n))
 			return i;
 		/* in the ground state only ESC changes the state */
-		if (s->state == VTSKIP_GROUND && !s->c2 &&
+		if (s->state == VTSKIP_GROUND && !s->c2 && !s->e3 &&
 		    (!stop || vtskip_margins(s))) {
 			size_t end = ground_end(p, i, n);
 
 			vtskip_text(s, p + i, end - i);
 			if (end == n)
 				return n;
-			i = end;
+			if (end > i) { /* and the byte there is checked */
+				i = end;
+				continue;
+			}
 		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
 			return i;
 		}
