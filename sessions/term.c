@@ -22,6 +22,7 @@
 #include "strbuf.h"
 #include "term.h"
 #include "vtskip.h"
+#include "vtsize.h"
 
 /* what is held at most (some 60 ms of libvterm); past it, held text is
  * fed as more comes */
@@ -440,6 +441,8 @@ uint64_t term_skipped(const struct term *t)
 void term_resize(struct term *t, int cols, int rows)
 {
 	char *line = malloc((size_t)cols * VTERM_MAX_CHARS_PER_CELL * 4 + 1);
+	char fix[VTSIZE_FIX_MAX];
+	size_t n;
 
 	if (!line)
 		return;
@@ -447,9 +450,11 @@ void term_resize(struct term *t, int cols, int rows)
 	vtskip_size(&t->scan, cols, rows);
 	free(t->line);
 	t->line = line;
+	vterm_set_size(t->vt, rows, cols);
+	n = vtsize_fix(&t->scan, t->vt, t->rows, fix);
 	t->cols = cols;
 	t->rows = rows;
-	vterm_set_size(t->vt, rows, cols);
+	term_feed(t, fix, n); /* as if the program had printed it */
 	t->version = ++versions;
 }
 

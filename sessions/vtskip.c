@@ -47,6 +47,7 @@ void vtskip_init(struct vtskip *s, int cols, int rows)
 	memset(s, 0, sizeof(*s));
 	s->cols = cols;
 	s->rows = rows;
+	s->bottom = -1;
 }
 
 void vtskip_size(struct vtskip *s, int cols, int rows)
@@ -213,6 +214,7 @@ static void decstbm(struct vtskip *s)
 
 	if (s->big) {
 		s->tb_margins = true;
+		s->top = -1;
 		return;
 	}
 	top -= 1;
@@ -225,6 +227,8 @@ static void decstbm(struct vtskip *s)
 	if ((bottom > -1 ? bottom : s->rows) <= top)
 		top = 0, bottom = -1;
 	s->tb_margins = !(top == 0 && bottom == -1);
+	s->top = (int)top;
+	s->bottom = (int)bottom;
 }
 
 /* A CSI's final byte: what libvterm's on_csi would do to the margins
@@ -291,9 +295,12 @@ static void escape(struct vtskip *s, unsigned char c)
 	if ((c == 'N' || c == 'O') && !s->esc_intermed)
 		s->shift = true; /* SS2, SS3 */
 	if (c >= 0x30 && c < 0x7f) {
-		if (c == 'c' && !s->esc_intermed) /* RIS */
+		if (c == 'c' && !s->esc_intermed) { /* RIS */
 			s->tb_margins = s->lr_margins = s->shift = s->rep =
 				false;
+			s->top = 0;
+			s->bottom = -1;
+		}
 		s->state = VTSKIP_GROUND;
 	}
 	/* else (from 0x80) libvterm stays in its escape state */

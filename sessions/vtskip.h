@@ -32,6 +32,7 @@ struct vtskip {
 	long arg[2];	    /* the first two; -1 while missing */
 	bool big;	    /* an argument past what is checked exactly */
 	bool tb_margins;    /* DECSTBM other than the full screen */
+	int top, bottom;    /* its region as libvterm's; top -1: unknown */
 	bool lr_margins;    /* DECLRMM on (CSI ? 69 h) */
 	bool shift;	    /* SS2 or SS3 came: a run may take G2, G3 */
 	bool sos;	    /* the string is SOS, PM or APC: text to libvterm */

@@ -6,7 +6,9 @@
  * timeout: a hang fails it); wide marks (combining characters libvterm
  * counts two columns wide) that would make a character wider than the
  * screen (libvterm 0.1.4 writes past its row) are replaced, at every size
- * and cut of the writes, and kept where they fit. */
+ * and cut of the writes, and kept where they fit; what libvterm leaves
+ * wrong after a resize to fewer rows (the cursor above the screen, a
+ * scroll region past its end) is set right. */
 #include <errno.h>
 #include <regex.h>
 #include "sessions/strbuf.h"
@@ -406,6 +408,62 @@ START_TEST(wide_marks_any_size)
 }
 END_TEST
 
+/* t (cols x rows after s) resized to cols2 x rows2, then fed s2: the
+ * cursor stays on the screen, and its row is returned. */
+static int after_resize(int cols, int rows, const char *s, int cols2, int rows2,
+			const char *s2)
+{
+	struct term *t = term_new(cols, rows, 10, drop, NULL);
+	int row, col;
+	bool visible;
+
+	term_feed(t, s, strlen(s));
+	term_resize(t, cols2, rows2);
+	term_cursor(t, &row, &col, &visible);
+	ck_assert_msg(row >= 1 && row <= rows2 && col >= 1 && col <= cols2,
+		      "%s: cursor %d,%d on %dx%d", s, row, col, cols2, rows2);
+	term_feed(t, s2, strlen(s2));
+	free(term_screen(t, &(size_t){ 0 }));
+	term_cursor(t, &row, &col, &visible);
+	ck_assert(row >= 1 && row <= rows2 && col >= 1 && col <= cols2);
+	term_free(t);
+	return row;
+}
+
+START_TEST(resize_fewer)
+{
+	const char *edit = "\n\n\033[Mhello\033[L\033M\033D\033[2P\033[3@x";
+	char *scr;
+
+	/* a line below the cursor: libvterm took the cursor above the
+	 * screen with the lines it pushed off */
+	ck_assert_int_eq(after_resize(80, 24, "\033[24Hx\033[H", 80, 10, edit),
+			 3);
+	ck_assert_int_eq(after_resize(80, 24, "\033[24Hx\033[H\033[3", 80, 10,
+				      "1mab"),
+			 1); /* a CSI cut by the resize ends */
+	ck_assert_int_eq(after_resize(10, 10, "\033[6H2\033[?1049l", 10, 5,
+				      "hello"),
+			 1);
+	/* a scroll region below the new height */
+	after_resize(80, 24, "\033[20;24r\033[24H", 80, 10, edit);
+	after_resize(80, 24, "\033[3;5r\033[5H", 80, 4, edit);
+	after_resize(80, 24, "\033[24Hx\033[1;1H", 2, 2, edit);
+	/* a region that still fits is kept: the cursor's line scrolls in it */
+	{
+		struct term *t = term_new(10, 6, 10, drop, NULL);
+
+		term_feed(t, "\033[1;3r\033[3Ha\r\nb\033[6Hz", 23);
+		term_resize(t, 10, 5);
+		term_feed(t, "\033[3H\nc", 6);
+		scr = term_screen(t, &(size_t){ 0 });
+		ck_assert_str_eq(scr, "b\n\nc\n\nz\n");
+		free(scr);
+		term_free(t);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("term");
@@ -425,6 +483,7 @@ static Suite *suite(void)
 	tcase_add_test(rep, unknown_request);
 	tcase_add_test(rep, wide_marks_replaced);
 	tcase_add_test(rep, wide_marks_any_size);
+	tcase_add_test(rep, resize_fewer);
 	suite_add_tcase(s, rep);
 	return s;
 }
