@@ -14,7 +14,8 @@
 /* Whether the region set by DECSTBM is still one in the new height. */
 static bool region_fits(const struct vtskip *s)
 {
-	int bottom = s->bottom > -1 && s->bottom < s->rows ? s->bottom : s->rows;
+	int bottom =
+		s->bottom > -1 && s->bottom < s->rows ? s->bottom : s->rows;
 
 	return s->top >= 0 && s->top < bottom;
 }

@@ -15,29 +15,13 @@
  * anything but ASCII (a byte from 0x80), or none (the start, RIS), a REP
  * is not fed. And whether the last byte was a text 0xc2, whose next byte
  * must not make a C1 code point (of width -1: libvterm's cursor would go
- * left of the screen and write there).
- *
- * And how wide the last character printed may be: libvterm adds the width
- * of each combining character to the character before it, and counts six
- * marks two columns wide (U+302A-U+302F, U+3099, U+309A, all 0xe3 then
- * two bytes), so that a character with such marks may be wider than the
- * screen, which libvterm writes past the end of its row (a segfault, at 2
- * columns with one mark after a letter). Its width is known only
- * loosely (any character but ASCII counts two columns, even a combining
- * one, as it may have been cut from what came before it), but never less
- * than libvterm's: a control ends libvterm's run of text (a combining
- * character after it joins the character before with that character's
- * width, or is one of its own), as does the end of a write. That the
- * scanner's marks are libvterm's, whichever of its UTF-8 decoders takes
- * a run, comes from leaving no mark's first bytes in a decoder: a byte
- * below 0x80 after them (which may begin a run that another decoder
- * takes) gets a 0xc3 before it, and held text keeps them with the bytes
- * after them (a mark that does not fit is replaced whole where it can
- * be seen whole).
+ * left of the screen and write there). And (vtwide.c) how wide the last
+ * character printed may be.
  */
 #include <stdint.h>
 #include <string.h>
 #include "vtskip.h"
+#include "vtwide.h"
 
 #define ARG_BIG	 100000L /* larger: not checked exactly, margins assumed */
 #define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX */
@@ -77,96 +61,6 @@ static bool all_text(const char *p)
 		high) == 0;
 }
 
-static bool continuation(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-/* Whether 0xe3, a then b is a wide mark (U+302A-U+302F, U+3099, U+309A). */
-static bool wide_mark(unsigned char a, unsigned char b)
-{
-	return (a == 0x80 && b >= 0xaa && b <= 0xaf) ||
-	       (a == 0x82 && (b == 0x99 || b == 0x9a));
-}
-
-/* Whether c, after the first bytes of a wide mark, is its last. */
-static bool mark_end(const struct vtskip *s, unsigned char c)
-{
-	return (s->e3 == 2 && wide_mark(0x80, c)) ||
-	       (s->e3 == 3 && wide_mark(0x82, c));
-}
-
-/* The width and the wide mark's bytes after the text byte c. */
-static void glyph(struct vtskip *s, unsigned char c)
-{
-	if (c < 0x80)
-		s->glyph = 1;
-	else if (mark_end(s, c))
-		s->glyph += 2; /* it fits: see vtskip_unsafe */
-	else if (s->glyph < 2)
-		s->glyph = 2;
-	if (c == 0xe3)
-		s->e3 = 1;
-	else if (s->e3 == 1 && (c == 0x80 || c == 0x82))
-		s->e3 = c == 0x80 ? 2 : 3;
-	else if (c < 0xfe) /* libvterm's decoder ignores 0xfe and 0xff */
-		s->e3 = 0;
-}
-
-/* Whether the wide mark whose last byte is p[end], after plain text
- * p[0, end), fits: glyph over the bytes from 0x80 before it (as the scan
- * would count them), unless they are too many to count. */
-static bool mark_fits(const struct vtskip *s, const char *p, size_t end)
-{
-	struct vtskip m = *s;
-	size_t j = end;
-
-	while (j > 0 && (unsigned char)p[j - 1] >= 0x80 &&
-	       end - j < 3 * (size_t)s->cols + 6)
-		j--;
-	if (j > 0 && (unsigned char)p[j - 1] >= 0x80)
-		return false; /* the scan counts them */
-	if (j > 0) {
-		m.glyph = (unsigned char)p[j - 1] < 0x20 ? 0 : 1;
-		m.e3 = 0;
-	}
-	for (; j < end; j++)
-		glyph(&m, (unsigned char)p[j]);
-	return m.glyph + 2 <= m.cols;
-}
-
-/* Whether the 0xe3 at p[i] may be held: the start of a character (or,
- * at p's end, of what the next bytes may complete; they are held too),
- * a wide mark only if it fits. */
-static bool e3_plain(const struct vtskip *s, const char *p, size_t i,
-		     size_t n)
-{
-	for (size_t k = i + 1; k < n && k < i + 3; k++)
-		if (!continuation((unsigned char)p[k]))
-			return false;
-	return i + 2 >= n ||
-	       !wide_mark((unsigned char)p[i + 1], (unsigned char)p[i + 2]) ||
-	       mark_fits(s, p, i + 2);
-}
-
-/* Where the character whose 0xe3 came before p (s->e3) ends in p, when
- * it may be held (as e3_plain): 0 if not, n while it is not whole. */
-static size_t e3_rest(const struct vtskip *s, const char *p, size_t n)
-{
-	size_t need = s->e3 == 1 ? 2 : 1, k;
-	bool mark;
-
-	for (k = 0; k < need && k < n; k++)
-		if (!continuation((unsigned char)p[k]))
-			return 0;
-	if (k < need)
-		return n;
-	mark = s->e3 == 1 ?
-		       wide_mark((unsigned char)p[0], (unsigned char)p[1]) :
-		       mark_end(s, (unsigned char)p[0]);
-	return mark && !mark_fits(s, p, need - 1) ? 0 : need;
-}
-
 /* Whether the 0xc2 at p[i] begins a character of U+00A0-U+00BF, whole
  * in p (no C1 code point, no 0xc2 left for a later byte). */
 static bool c2_pair(const char *p, size_t i, size_t n)
@@ -177,30 +71,35 @@ static bool c2_pair(const char *p, size_t i, size_t n)
 
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
+	struct vtskip m = *s; /* as it would be at p[i] */
 	size_t i = 0;
 
 	if (s->state != VTSKIP_GROUND || vtskip_margins(s) || s->c2)
 		return 0;
-	if (s->e3 && (i = e3_rest(s, p, n)) == 0)
+	if (s->e3 && (i = vtwide_rest(s, p, n)) == 0)
 		return 0;
+	for (size_t k = 0; k < i; k++)
+		vtwide_take(&m, (unsigned char)p[k]);
 	while (i < n) {
-		size_t end;
+		size_t end, len;
 
-		while (i + 8 <= n && all_text(p + i))
-			i += 8;
+		for (; i + 8 <= n && all_text(p + i); i += 8)
+			vtwide_word(&m, p + i);
 		/* the word with a control in it (\r\n mostly), or the end */
-		for (end = i + 8 < n ? i + 8 : n; i < end; i++) {
+		for (end = i + 8 < n ? i + 8 : n; i < end; i += len) {
 			unsigned char c = (unsigned char)p[i];
 
 			if (!vtskip_is_plain(c) ||
 			    (c == 0xc2 && !c2_pair(p, i, n)) ||
-			    (c == 0xe3 && !e3_plain(s, p, i, n)))
+			    (c == 0xe3 && !vtwide_held(&m, p, i, n)))
 				return i;
 			/* and its second (and third) byte */
-			if (c == 0xc2)
-				i++;
-			else if (c == 0xe3)
-				i += n - i > 2 ? 2 : n - i - 1;
+			len = c == 0xc2 ? 2 :
+			      c != 0xe3 ? 1 :
+			      n - i > 2 ? 3 :
+					  n - i;
+			for (size_t k = i; k < i + len; k++)
+				vtwide_take(&m, (unsigned char)p[k]);
 		}
 	}
 	return n;
@@ -337,7 +236,7 @@ static void text(struct vtskip *s, unsigned char c)
 	s->rep = c < 0x7f;
 	/* libvterm's decoder ignores 0xfe and 0xff: the 0xc2 waits on */
 	s->c2 = c == 0xc2 || (s->c2 && c >= 0xfe);
-	glyph(s, c);
+	vtwide_text(s, c);
 }
 
 /* A byte of a string: where "$q" came in it, and what followed. */
@@ -443,49 +342,19 @@ static bool bad_request(const struct vtskip *s, unsigned char c)
 	return s->rq_tail_n != 2 || t[1] != 'q' || (t[0] != ' ' && t[0] != '"');
 }
 
-/* Whether c would end a wide mark that makes its character wider than
- * the screen. */
-static bool bad_mark(const struct vtskip *s, unsigned char c)
-{
-	return mark_end(s, c) && s->glyph + 2 > s->cols;
-}
-
-/* Whether p[i] begins such a wide mark, whole in p (its first two bytes
- * count as bad_mark counts them: 2 columns at least). */
-static bool bad_mark_at(const struct vtskip *s, const char *p, size_t i,
-			size_t n)
-{
-	bool in_text = s->state == VTSKIP_GROUND ||
-		       (s->state == VTSKIP_STRING && s->sos);
-
-	if (!in_text || (s->glyph > 2 ? s->glyph : 2) + 2 <= s->cols)
-		return false;
-	if (p[i] == (char)0xe3)
-		return i + 2 < n && wide_mark((unsigned char)p[i + 1],
-					      (unsigned char)p[i + 2]);
-	return s->e3 == 1 && i + 1 < n &&
-	       wide_mark((unsigned char)p[i], (unsigned char)p[i + 1]);
-}
-
-/* The last byte of what replaces the wide mark 0xe3 a b. */
-static char mark_instead(unsigned char a, unsigned char b)
-{
-	return (char)(a == 0x82 ? b + 2 : 0x80); /* U+309B, U+309C, U+3000 */
-}
-
 size_t vtskip_replace(const struct vtskip *s, const char *p, size_t n,
 		      char *out, size_t *took)
 {
 	*took = 0;
 	if (n == 0)
 		return 0;
-	if (bad_mark_at(s, p, 0, n)) { /* as vtskip_instead at its end */
+	if (vtwide_bad_at(s, p, 0, n)) { /* as vtskip_instead at its end */
 		size_t k = p[0] == (char)0xe3; /* else the 0xe3 came before */
 
 		out[0] = p[0];
 		out[1] = p[1];
-		out[k + 1] = mark_instead((unsigned char)p[k],
-					  (unsigned char)p[k + 1]);
+		out[k + 1] = vtwide_instead((unsigned char)p[k],
+					    (unsigned char)p[k + 1]);
 		*took = k + 2;
 		return k + 2;
 	}
@@ -500,7 +369,8 @@ bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
 		s->argc >= ARGS_MAX - 1) ||
 	       bad_rep(s, c) || bad_string_control(s, c) || bad_request(s, c) ||
-	       (s->c2 && c < 0xa0) || (s->e3 && c < 0x80) || bad_mark(s, c);
+	       (s->c2 && c < 0xa0) || (s->e3 && c < 0x80) ||
+	       vtwide_bad_end(s, c);
 }
 
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
@@ -514,8 +384,8 @@ size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 		out[1] = (char)c;
 		return 2;
 	}
-	if (bad_mark(s, c)) {
-		out[0] = mark_instead(s->e3 == 3 ? 0x82 : 0x80, c);
+	if (vtwide_bad_end(s, c)) {
+		out[0] = vtwide_instead(s->e3 == 3 ? 0x82 : 0x80, c);
 		return 1;
 	}
 	return 0;
@@ -523,21 +393,15 @@ size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 
 void vtskip_text(struct vtskip *s, const char *p, size_t n)
 {
-	size_t last = n, low = n;
+	size_t last = n, from = n;
 
-	/* its last byte below 0x80: a control ends a run, ASCII is 1 wide;
-	 * the bytes after it, as the scan takes them */
-	while (low > 0 && (unsigned char)p[low - 1] >= 0x80)
-		low--;
-	if (low > 0) {
-		s->glyph = (unsigned char)p[low - 1] < 0x20 ||
-					   p[low - 1] == 0x7f ?
-				   0 :
-				   1;
-		s->e3 = 0;
-	}
-	for (size_t k = low; k < n; k++)
-		glyph(s, (unsigned char)p[k]);
+	/* from its last printable ASCII (which leaves libvterm's decoder
+	 * clean), as the scan would take it */
+	while (from > 0 && ((unsigned char)p[from - 1] < 0x20 ||
+			    (unsigned char)p[from - 1] >= 0x7f))
+		from--;
+	for (from = from > 0 ? from - 1 : 0; from < n; from++)
+		vtwide_take(s, (unsigned char)p[from]);
 	/* its last byte that is printed (controls are not) */
 	while (last > 0 &&
 	       ((unsigned char)p[last - 1] < 0x20 || p[last - 1] == 0x7f))
@@ -570,7 +434,7 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 
 	while (i < n) {
 		if (vtskip_unsafe(s, (unsigned char)p[i]) ||
-		    bad_mark_at(s, p, i, n))
+		    vtwide_bad_at(s, p, i, n))
 			return i;
 		/* in the ground state only ESC changes the state */
 		if (s->state == VTSKIP_GROUND && !s->c2 && !s->e3 &&

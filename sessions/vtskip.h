@@ -41,6 +41,8 @@ struct vtskip {
 	int cols;	    /* of the screen: no character may be wider */
 	int e3;		    /* text 0xe3 (1), then 0x80 (2) or 0x82 (3) */
 	int glyph;	    /* the last character's width, at most */
+	int u8_need;	    /* libvterm's UTF-8 decoding: bytes still due */
+	unsigned int u8_cp; /* and the code point's bits so far */
 	bool dcs;	    /* the string is a DCS */
 	int rq;		    /* the "$q" in it (DECRQSS): 0, 1, 2 for more */
 	unsigned char rq_prev, rq_tail[2]; /* its last byte; after "$q" */

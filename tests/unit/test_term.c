@@ -340,8 +340,8 @@ static void screen_is(int cols, int rows, const char *s, const char *want)
 {
 	char *scr = screen_of(cols, rows, s);
 
-	ck_assert_msg(strcmp(scr, want) == 0, "%dx%d %s: \"%s\"", cols, rows,
-		      s, scr);
+	ck_assert_msg(strcmp(scr, want) == 0, "%dx%d %s: \"%s\"", cols, rows, s,
+		      scr);
 	free(scr);
 }
 
@@ -349,17 +349,29 @@ static void screen_is(int cols, int rows, const char *s, const char *want)
  * spacing mark, an ideographic space); one that fits is kept. */
 START_TEST(wide_marks_replaced)
 {
-	char many[1 + 40 * 3 + 1] = "a";
+	char many[1 + 40 * 3 + 1] = "a", nfd[60 * 6 + 1], *scr;
+	int kept = 0;
 
 	screen_is(2, 2, "a\xe3\x80\xaa", "a\n\xe3\x80\x80\n");
 	screen_is(2, 2, "\xe3\x81\x8b\xe3\x82\x99",
 		  "\xe3\x81\x8b\n\xe3\x82\x9b\n");
-	screen_is(3, 2, "\xe4\xb8\xad\xe3\x82\x9a", "\xe4\xb8\xad\n\xe3\x82\x9c\n");
+	screen_is(3, 2, "\xe4\xb8\xad\xe3\x82\x9a",
+		  "\xe4\xb8\xad\n\xe3\x82\x9c\n");
 	screen_is(4, 2, "a\xe3\x80\xaa", "a\xe3\x80\xaa\n\n");
 	screen_is(5, 2, "\xe4\xb8\xad\xe3\x82\x99\xe3\x82\x9a",
 		  "\xe4\xb8\xad\xe3\x82\x99\n\xe3\x82\x9c\n");
 	screen_is(80, 2, "\xe3\x81\x8b\xe3\x82\x99 a\xe3\x80\xaf",
 		  "\xe3\x81\x8b\xe3\x82\x99 a\xe3\x80\xaf\n\n");
+	/* NFD kana: each kana begins a character, no mark is replaced */
+	for (int i = 0; i < 60; i++)
+		memcpy(nfd + 6 * i, "\xe3\x81\x8b\xe3\x82\x99", 6);
+	nfd[sizeof(nfd) - 1] = '\0';
+	scr = screen_of(80, 4, nfd);
+	ck_assert_ptr_null(strstr(scr, "\xe3\x82\x9b"));
+	for (char *q = scr; (q = strstr(q, "\xe3\x82\x99")) != NULL; q += 3)
+		kept++;
+	ck_assert_int_eq(kept, 60);
+	free(scr);
 	/* 40 marks after a letter are 81 columns: the 40th is replaced */
 	for (int i = 0; i < 40; i++)
 		memcpy(many + 1 + 3 * i, "\xe3\x80\xaa", 3);
@@ -374,9 +386,11 @@ END_TEST
 START_TEST(wide_marks_any_size)
 {
 	static const char *const crash[] = {
-		"a\xe3\x80\xaa", "\xe4\xb8\xad\xe3\x80\xab\xe3\x82\x99",
+		"a\xe3\x80\xaa",
+		"\xe4\xb8\xad\xe3\x80\xab\xe3\x82\x99",
 		"\r\n\xe3\x80\xaa\xe3\x80\xab\xe3\x80\xac",
-		"x\xe3\x80\n\xaa\xe3\x80\xad", "\xc3\xa9\xe3\x80\x1b[m\xaa",
+		"x\xe3\x80\n\xaa\xe3\x80\xad",
+		"\xc3\xa9\xe3\x80\x1b[m\xaa",
 		"ab\xe4\xb8\xad\xe4\xb8\xad\xe3\x82\x9a\xe3\x82\x9a\033[1;2H"
 		"\xe3\x82\x99\033#6\xe4\xb8\xad\xe3\x80\xae\033[4h\xe3\x80\xaf",
 	};
@@ -439,12 +453,11 @@ START_TEST(resize_fewer)
 	 * screen with the lines it pushed off */
 	ck_assert_int_eq(after_resize(80, 24, "\033[24Hx\033[H", 80, 10, edit),
 			 3);
-	ck_assert_int_eq(after_resize(80, 24, "\033[24Hx\033[H\033[3", 80, 10,
-				      "1mab"),
-			 1); /* a CSI cut by the resize ends */
-	ck_assert_int_eq(after_resize(10, 10, "\033[6H2\033[?1049l", 10, 5,
-				      "hello"),
-			 1);
+	ck_assert_int_eq(
+		after_resize(80, 24, "\033[24Hx\033[H\033[3", 80, 10, "1mab"),
+		1); /* a CSI cut by the resize ends */
+	ck_assert_int_eq(
+		after_resize(10, 10, "\033[6H2\033[?1049l", 10, 5, "hello"), 1);
 	/* a scroll region below the new height */
 	after_resize(80, 24, "\033[20;24r\033[24H", 80, 10, edit);
 	after_resize(80, 24, "\033[3;5r\033[5H", 80, 4, edit);
