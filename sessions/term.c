@@ -414,8 +414,6 @@ void term_feed(struct term *t, const char *buf, size_t len)
 		i += term_take(t, buf + i, len - i);
 }
 
-/* Also all at once (until INT64_MAX) before a read of the screen or a
- * change of it. */
 bool term_settle(struct term *t, int64_t until_us)
 {
 	while (feedable(t, true) > 0 && now_us() < until_us)
@@ -447,6 +445,8 @@ void term_resize(struct term *t, int cols, int rows)
 	if (!line)
 		return;
 	term_settle(t, INT64_MAX);
+	/* a character cut by the resize ends while the cursor may print */
+	term_feed(t, "\xc3", t->scan.c2 || t->scan.e3);
 	vtskip_size(&t->scan, cols, rows);
 	free(t->line);
 	t->line = line;

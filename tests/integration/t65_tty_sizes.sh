@@ -7,8 +7,9 @@
 # be wider than any screen (`printf 'a\xe3\x80\xaa'` at 2 columns, 40
 # marks at 80), at 2..4 x 2..4 and larger; then a resize to fewer rows
 # with a line below the cursor (libvterm took the cursor above the
-# screen, where the next character went) and with a scroll region below
-# the new height (a line feed moved a negative count). After each: the terminal answers
+# screen, where the next character went; the end of a character cut by
+# the resize too) and with a scroll region below the new height (a line
+# feed moved a negative count). After each: the terminal answers
 # (a marker printed after it is on the screen), health is ok, screen has
 # one line per row, cursor is on it, and another session's terminal
 # works. At 80 columns the marks that fit are kept on the screen as
@@ -102,22 +103,25 @@ done
 # cursor_at ROW COL: tty/cursor says so
 cursor_at() { [ "$(timeout 5 cat "$T/cursor" 2>/dev/null)" = "$1 $2 visible" ]; }
 # shrink LABEL BEFORE ROW COL SIZE AFTER: at 80x24 print BEFORE, which
-# leaves the cursor at ROW COL; once it is there write SIZE, then print
-# AFTER and a two-letter marker
+# leaves the cursor at ROW COL, and wait in a read (so that nothing else
+# is printed); once the cursor is there write SIZE, then end the read and
+# print AFTER and a two-letter marker
 shrink() {
 	local label=$1
 	M=$((M + 1))
 	check "$label: size 80 24" sfs_write "$T/size" $'80 24\n'
-	type_line "clear; printf '$2'"
+	type_line "clear; printf '$2'; read -r _"
 	assert_true "$label: printed (the cursor at $3 $4)" "cursor $(timeout 5 cat "$T/cursor")" \
 		sfs_until 15 cursor_at "$3" "$4"
 	check "$label: size $5" sfs_write "$T/size" "$5"$'\n'
+	type_line "" # read returns
 	marker=${L:M-1:1}$((M % 10)) # it fits 2 columns
 	type_line "printf '$6'; printf '\\e[r\\e[H\\e[2J'; echo \"${marker:0:1}\"\"${marker:1}\""
 	assert_expect "$label: the terminal answers" "^$marker\$"
 	alive "$label" "${5% *}" "${5#* }"
 }
 shrink "a line below the cursor, 24 to 10 rows" '\e[24Hx\e[2;3H' 2 3 "80 10" '\e[2Ksome text\e[L\e[M'
+shrink "a character cut by the resize, 24 to 10 rows" '\e[24Hx\e[2;3H\xe3\x80' 2 3 "80 10" '\xaaabc'
 shrink "a scroll region below 10 rows" '\e[20;24r\e[24;5H' 24 5 "80 10" '\n\n\e[M\eM\eD\e[L'
 shrink "a line below the cursor, to 2x2" '\e[24H\xe4\xb8\xad\e[H' 1 1 "2 2" 'a\xe3\x80\xaa\e[L\e[M'
 

@@ -458,6 +458,11 @@ START_TEST(resize_fewer)
 		1); /* a CSI cut by the resize ends */
 	ck_assert_int_eq(
 		after_resize(10, 10, "\033[6H2\033[?1049l", 10, 5, "hello"), 1);
+	/* and a character cut by the resize (its end was printed there) */
+	after_resize(80, 24, "\033[24Hx\033[H\xe3", 80, 10, "abc");
+	after_resize(80, 24, "\033[24Hx\033[H\xc2", 80, 10,
+		     "\x85"
+		     "abc");
 	/* a scroll region below the new height */
 	after_resize(80, 24, "\033[20;24r\033[24H", 80, 10, edit);
 	after_resize(80, 24, "\033[3;5r\033[5H", 80, 4, edit);
