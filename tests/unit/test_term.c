@@ -470,8 +470,9 @@ START_TEST(resize_fewer)
 	/* a region that still fits is kept: the cursor's line scrolls in it */
 	{
 		struct term *t = term_new(10, 6, 10, drop, NULL);
+		const char *s = "\033[1;3r\033[3Ha\r\nb\033[6Hz";
 
-		term_feed(t, "\033[1;3r\033[3Ha\r\nb\033[6Hz", 23);
+		term_feed(t, s, strlen(s));
 		term_resize(t, 10, 5);
 		term_feed(t, "\033[3H\nc", 6);
 		scr = term_screen(t, &(size_t){ 0 });
