@@ -15,7 +15,7 @@
 # works. At 80 columns the marks that fit are kept on the screen as
 # libvterm shows them. Every wait is on a condition (expect, or a poll
 # with a deadline).
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2317  # functions called through sfs_until
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -32,9 +32,9 @@ type_line() { sfs_write "${2:-$T}/input" "$1"$'\n' 10; }
 
 # assert_expect LABEL ERE [TTYDIR]: expect finds a line matching ERE
 assert_expect() {
-	local d=${3:-$T} line
+	local d=${3:-$T}
 	if sfs_write "$d/expect" "$2 15000"$'\n' 5 &&
-		line=$(timeout -k 2 25 cat "$d/expect" 2>"$SFS_TMP/expect.err"); then
+		timeout -k 2 25 cat "$d/expect" >/dev/null 2>"$SFS_TMP/expect.err"; then
 		pass "$1"
 	else
 		fail "$1" "no line matches /$2/: $(head -c 200 "$SFS_TMP/expect.err"); screen: $(timeout 5 cat "$d/screen" | tr '\n' '|' | head -c 300)"
@@ -79,7 +79,8 @@ assert_expect "the terminal starts" '^started$'
 M=0
 L=ABCDEFGHIJKLMNOPQRSTUVWXYZ
 for size in "2 2" "2 3" "2 4" "3 2" "3 3" "3 4" "4 2" "4 3" "4 4" "5 2" "7 3" "80 24" "132 6"; do
-	set -- $size
+	read -r c r <<<"$size"
+	set -- "$c" "$r"
 	M=$((M + 1))
 	marker=${L:M-1:1}$((M % 10))
 	check "size $1 $2" sfs_write "$T/size" "$1 $2"$'\n'
