@@ -11,10 +11,9 @@
  * the held text may be cut) instead of fed, its front dropped as more
  * comes, and fed before anything else is, before a resize and before
  * any read of the screen, so that what is read is exactly what feeding
- * every byte would give. What libvterm 0.1.4 would not survive is not
- * fed, or replaced (vtskip_unsafe): a CSI's separators past the 15th, a
- * REP not after ASCII, a C1 code point in UTF-8, a control in a string.
- */
+ * every byte would give. What libvterm 0.1.4 would not survive is not fed,
+ * or replaced (vtskip.h): a CSI's separators past the 15th, a REP not
+ * after ASCII, a C1 code point, a control in a string, a too wide mark. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "strbuf.h"
 #include "term.h"
 #include "vtskip.h"
+#include "vtsize.h"
 
 /* what is held at most (some 60 ms of libvterm); past it, held text is
  * fed as more comes */
@@ -192,7 +192,7 @@ struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
 	vterm_screen_set_callbacks(t->scr, &callbacks, t);
 	vterm_screen_enable_altscreen(t->scr, 1);
 	vterm_screen_reset(t->scr, 1);
-	vtskip_init(&t->scan, rows);
+	vtskip_init(&t->scan, cols, rows);
 	t->skip = true;
 	return t;
 }
@@ -366,17 +366,18 @@ static void write_after_held(struct term *t, const char *p, size_t n)
 	t->held_off = t->held_len = t->held_nl = t->held_run = 0;
 }
 
-/* Leaves out c, which libvterm would not survive (vtskip_unsafe), and
- * feeds what goes instead of it. */
-static void drop(struct term *t, unsigned char c)
+/* Leaves out what begins p (n bytes) that libvterm would not survive
+ * (vtskip_replace), feeds what goes instead; how much it left out. */
+static size_t drop(struct term *t, const char *p, size_t n)
 {
-	char sub[2];
-	size_t n = vtskip_instead(&t->scan, c, sub);
+	char sub[3];
+	size_t took, k = vtskip_replace(&t->scan, p, n, sub, &took);
 
-	if (n > 0) {
-		vtskip_scan(&t->scan, sub, n, false);
-		write_after_held(t, sub, n);
+	if (k > 0) {
+		vtskip_scan(&t->scan, sub, k, false);
+		write_after_held(t, sub, k);
 	}
+	return took;
 }
 
 size_t term_take(struct term *t, const char *buf, size_t len)
@@ -395,8 +396,8 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			feed_held(t, false); /* first, as much as a piece */
 			return i;
 		}
-		if (vtskip_unsafe(&t->scan, (unsigned char)buf[i])) {
-			drop(t, (unsigned char)buf[i++]);
+		if ((n = drop(t, buf + i, len - i)) > 0) {
+			i += n;
 			continue;
 		}
 		n = vtskip_scan(&t->scan, buf + i, len - i,
@@ -425,13 +426,6 @@ bool term_settled(const struct term *t)
 	return feedable(t, true) == 0;
 }
 
-/* Before a read of the screen or a change of it: all, at once. */
-static void settle(struct term *t)
-{
-	while (feedable(t, true) > 0)
-		feed_held(t, true);
-}
-
 void term_skip(struct term *t, bool on)
 {
 	t->skip = on;
@@ -445,16 +439,22 @@ uint64_t term_skipped(const struct term *t)
 void term_resize(struct term *t, int cols, int rows)
 {
 	char *line = malloc((size_t)cols * VTERM_MAX_CHARS_PER_CELL * 4 + 1);
+	char fix[VTSIZE_FIX_MAX];
+	size_t n;
 
 	if (!line)
 		return;
-	settle(t);
-	vtskip_rows(&t->scan, rows);
+	term_settle(t, INT64_MAX);
+	/* a character cut by the resize ends while the cursor may print */
+	term_feed(t, "\xc3", t->scan.c2 || t->scan.e3);
+	vtskip_size(&t->scan, cols, rows);
 	free(t->line);
 	t->line = line;
+	vterm_set_size(t->vt, rows, cols);
+	n = vtsize_fix(&t->scan, t->vt, t->rows, fix);
 	t->cols = cols;
 	t->rows = rows;
-	vterm_set_size(t->vt, rows, cols);
+	term_feed(t, fix, n); /* as if the program had printed it */
 	t->version = ++versions;
 }
 
@@ -538,7 +538,7 @@ char *term_screen(struct term *t, size_t *len)
 {
 	struct strbuf b = { 0 };
 
-	settle(t);
+	term_settle(t, INT64_MAX);
 	for (int row = 0; row < t->rows; row++) {
 		sb_add(&b, t->line, row_text(t, row));
 		sb_add(&b, "\n", 1);
@@ -550,7 +550,7 @@ char *term_scrollback(struct term *t, size_t *len)
 {
 	struct strbuf b = { 0 };
 
-	settle(t);
+	term_settle(t, INT64_MAX);
 	sb_add(&b, "", 0);
 	for (size_t i = 0; i < t->sb_n; i++) {
 		const char *l = t->sb[(t->sb_first + i) % t->sb_max];
@@ -563,7 +563,7 @@ char *term_scrollback(struct term *t, size_t *len)
 
 void term_clear_scrollback(struct term *t)
 {
-	settle(t);
+	term_settle(t, INT64_MAX);
 	sb_clear(t);
 }
 
@@ -643,7 +643,7 @@ char *term_match(struct term *t, const regex_t *re, size_t *len)
 {
 	struct strbuf b = { 0 };
 
-	settle(t);
+	term_settle(t, INT64_MAX);
 	for (int row = t->rows - 1; row >= 0; row--) {
 		size_t n = row_text(t, row);
 
@@ -682,7 +682,7 @@ void term_cursor(struct term *t, int *row, int *col, bool *visible)
 {
 	VTermPos pos;
 
-	settle(t);
+	term_settle(t, INT64_MAX);
 	vterm_state_get_cursorpos(vterm_obtain_state(t->vt), &pos);
 	*row = pos.row + 1;
 	*col = pos.col + 1;

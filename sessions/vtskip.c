@@ -15,23 +15,28 @@
  * anything but ASCII (a byte from 0x80), or none (the start, RIS), a REP
  * is not fed. And whether the last byte was a text 0xc2, whose next byte
  * must not make a C1 code point (of width -1: libvterm's cursor would go
- * left of the screen and write there).
+ * left of the screen and write there). And (vtwide.c) how wide the last
+ * character printed may be.
  */
 #include <stdint.h>
 #include <string.h>
 #include "vtskip.h"
+#include "vtwide.h"
 
 #define ARG_BIG	 100000L /* larger: not checked exactly, margins assumed */
 #define ARGS_MAX 16	 /* libvterm's CSI_ARGS_MAX */
 
-void vtskip_init(struct vtskip *s, int rows)
+void vtskip_init(struct vtskip *s, int cols, int rows)
 {
 	memset(s, 0, sizeof(*s));
+	s->cols = cols;
 	s->rows = rows;
+	s->bottom = -1;
 }
 
-void vtskip_rows(struct vtskip *s, int rows)
+void vtskip_size(struct vtskip *s, int cols, int rows)
 {
+	s->cols = cols;
 	s->rows = rows;
 }
 
@@ -40,18 +45,19 @@ bool vtskip_margins(const struct vtskip *s)
 	return s->tb_margins || s->lr_margins || s->shift;
 }
 
-/* Whether none of the 8 bytes at p is below 0x20, 0x7f or 0xc2 (a word
- * at a time: text is most of what a terminal gets). */
+/* Whether none of the 8 bytes at p is below 0x20, 0x7f, 0xc2 or 0xe3 (a
+ * word at a time: text is most of what a terminal gets). */
 static bool all_text(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
-	uint64_t w, del, c2;
+	uint64_t w, del, c2, e3;
 
 	memcpy(&w, p, 8);
 	del = w ^ (ones * 0x7f);
 	c2 = w ^ (ones * 0xc2);
+	e3 = w ^ (ones * 0xe3);
 	return ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del) |
-		 ((c2 - ones) & ~c2)) &
+		 ((c2 - ones) & ~c2) | ((e3 - ones) & ~e3)) &
 		high) == 0;
 }
 
@@ -65,23 +71,35 @@ static bool c2_pair(const char *p, size_t i, size_t n)
 
 size_t vtskip_plain(const struct vtskip *s, const char *p, size_t n)
 {
+	struct vtskip m = *s; /* as it would be at p[i] */
 	size_t i = 0;
 
 	if (s->state != VTSKIP_GROUND || vtskip_margins(s) || s->c2)
 		return 0;
+	if (s->e3 && (i = vtwide_rest(s, p, n)) == 0)
+		return 0;
+	for (size_t k = 0; k < i; k++)
+		vtwide_take(&m, (unsigned char)p[k]);
 	while (i < n) {
-		size_t end;
+		size_t end, len;
 
-		while (i + 8 <= n && all_text(p + i))
-			i += 8;
+		for (; i + 8 <= n && all_text(p + i); i += 8)
+			vtwide_word(&m, p + i);
 		/* the word with a control in it (\r\n mostly), or the end */
-		for (end = i + 8 < n ? i + 8 : n; i < end; i++) {
+		for (end = i + 8 < n ? i + 8 : n; i < end; i += len) {
 			unsigned char c = (unsigned char)p[i];
 
 			if (!vtskip_is_plain(c) ||
-			    (c == 0xc2 && !c2_pair(p, i, n)))
+			    (c == 0xc2 && !c2_pair(p, i, n)) ||
+			    (c == 0xe3 && !vtwide_held(&m, p, i, n)))
 				return i;
-			i += c == 0xc2; /* and its second byte */
+			/* and its second (and third) byte */
+			len = c == 0xc2 ? 2 :
+			      c != 0xe3 ? 1 :
+			      n - i > 2 ? 3 :
+					  n - i;
+			for (size_t k = i; k < i + len; k++)
+				vtwide_take(&m, (unsigned char)p[k]);
 		}
 	}
 	return n;
@@ -95,6 +113,7 @@ static void decstbm(struct vtskip *s)
 
 	if (s->big) {
 		s->tb_margins = true;
+		s->top = -1;
 		return;
 	}
 	top -= 1;
@@ -107,6 +126,8 @@ static void decstbm(struct vtskip *s)
 	if ((bottom > -1 ? bottom : s->rows) <= top)
 		top = 0, bottom = -1;
 	s->tb_margins = !(top == 0 && bottom == -1);
+	s->top = (int)top;
+	s->bottom = (int)bottom;
 }
 
 /* A CSI's final byte: what libvterm's on_csi would do to the margins
@@ -173,9 +194,12 @@ static void escape(struct vtskip *s, unsigned char c)
 	if ((c == 'N' || c == 'O') && !s->esc_intermed)
 		s->shift = true; /* SS2, SS3 */
 	if (c >= 0x30 && c < 0x7f) {
-		if (c == 'c' && !s->esc_intermed) /* RIS */
+		if (c == 'c' && !s->esc_intermed) { /* RIS */
 			s->tb_margins = s->lr_margins = s->shift = s->rep =
 				false;
+			s->top = 0;
+			s->bottom = -1;
+		}
 		s->state = VTSKIP_GROUND;
 	}
 	/* else (from 0x80) libvterm stays in its escape state */
@@ -212,6 +236,7 @@ static void text(struct vtskip *s, unsigned char c)
 	s->rep = c < 0x7f;
 	/* libvterm's decoder ignores 0xfe and 0xff: the 0xc2 waits on */
 	s->c2 = c == 0xc2 || (s->c2 && c >= 0xfe);
+	vtwide_text(s, c);
 }
 
 /* A byte of a string: where "$q" came in it, and what followed. */
@@ -231,6 +256,8 @@ static void request(struct vtskip *s, unsigned char c)
 /* One byte, as libvterm's vterm_input_write takes it. */
 static void step(struct vtskip *s, unsigned char c)
 {
+	if (c < 0x20 || c == 0x7f)
+		s->glyph = 0; /* libvterm's run of text ends */
 	if (c == 0x00 || c == 0x7f)
 		return;
 	if (c == 0x18 || c == 0x1a) {
@@ -315,12 +342,35 @@ static bool bad_request(const struct vtskip *s, unsigned char c)
 	return s->rq_tail_n != 2 || t[1] != 'q' || (t[0] != ' ' && t[0] != '"');
 }
 
+size_t vtskip_replace(const struct vtskip *s, const char *p, size_t n,
+		      char *out, size_t *took)
+{
+	*took = 0;
+	if (n == 0)
+		return 0;
+	if (vtwide_bad_at(s, p, 0, n)) { /* as vtskip_instead at its end */
+		size_t k = p[0] == (char)0xe3; /* else the 0xe3 came before */
+
+		out[0] = p[0];
+		out[1] = p[1];
+		out[k + 1] = vtwide_instead((unsigned char)p[k],
+					    (unsigned char)p[k + 1]);
+		*took = k + 2;
+		return k + 2;
+	}
+	if (!vtskip_unsafe(s, (unsigned char)p[0]))
+		return 0;
+	*took = 1;
+	return vtskip_instead(s, (unsigned char)p[0], out);
+}
+
 bool vtskip_unsafe(const struct vtskip *s, unsigned char c)
 {
 	return (s->state == VTSKIP_CSI_ARGS && (c == ';' || c == ':') &&
 		s->argc >= ARGS_MAX - 1) ||
 	       bad_rep(s, c) || bad_string_control(s, c) || bad_request(s, c) ||
-	       (s->c2 && c < 0xa0);
+	       (s->c2 && c < 0xa0) || (s->e3 && c < 0x80) ||
+	       vtwide_bad_end(s, c);
 }
 
 size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
@@ -329,31 +379,53 @@ size_t vtskip_instead(const struct vtskip *s, unsigned char c, char *out)
 		out[0] = 0x18;
 		return 1;
 	}
-	if (s->c2 && c < 0x80) {
+	if ((s->c2 || s->e3) && c < 0x80) {
 		out[0] = (char)0xc3;
 		out[1] = (char)c;
 		return 2;
+	}
+	if (vtwide_bad_end(s, c)) {
+		out[0] = vtwide_instead(s->e3 == 3 ? 0x82 : 0x80, c);
+		return 1;
 	}
 	return 0;
 }
 
 void vtskip_text(struct vtskip *s, const char *p, size_t n)
 {
+	size_t last = n, from = n;
+
+	/* from its last printable ASCII (which leaves libvterm's decoder
+	 * clean), as the scan would take it */
+	while (from > 0 && ((unsigned char)p[from - 1] < 0x20 ||
+			    (unsigned char)p[from - 1] >= 0x7f))
+		from--;
+	for (from = from > 0 ? from - 1 : 0; from < n; from++)
+		vtwide_take(s, (unsigned char)p[from]);
 	/* its last byte that is printed (controls are not) */
-	while (n > 0 && ((unsigned char)p[n - 1] < 0x20 || p[n - 1] == 0x7f))
-		n--;
-	if (n > 0)
-		text(s, (unsigned char)p[n - 1]);
+	while (last > 0 &&
+	       ((unsigned char)p[last - 1] < 0x20 || p[last - 1] == 0x7f))
+		last--;
+	if (last > 0) {
+		s->rep = (unsigned char)p[last - 1] < 0x7f;
+		s->c2 = p[last - 1] == (char)0xc2 ||
+			(s->c2 && (unsigned char)p[last - 1] >= 0xfe);
+	}
 }
 
 /* Where the ground state's run from p[i] ends: at an ESC (the only byte
- * that changes the state) or a 0xc2 (whose next byte is checked). */
+ * that changes the state), a 0xc2 or a 0xe3 (whose next bytes are
+ * checked). */
 static size_t ground_end(const char *p, size_t i, size_t n)
 {
 	const char *esc = memchr(p + i, 0x1b, n - i);
-	const char *c2 = memchr(p + i, 0xc2, (esc ? (size_t)(esc - p) : n) - i);
+	size_t end = esc ? (size_t)(esc - p) : n;
+	const char *c2 = memchr(p + i, 0xc2, end - i);
+	const char *e3;
 
-	return c2 ? (size_t)(c2 - p) : esc ? (size_t)(esc - p) : n;
+	end = c2 ? (size_t)(c2 - p) : end;
+	e3 = memchr(p + i, 0xe3, end - i);
+	return e3 ? (size_t)(e3 - p) : end;
 }
 
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
@@ -361,17 +433,21 @@ size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 	size_t i = 0;
 
 	while (i < n) {
-		if (vtskip_unsafe(s, (unsigned char)p[i]))
+		if (vtskip_unsafe(s, (unsigned char)p[i]) ||
+		    vtwide_bad_at(s, p, i, n))
 			return i;
 		/* in the ground state only ESC changes the state */
-		if (s->state == VTSKIP_GROUND && !s->c2 &&
+		if (s->state == VTSKIP_GROUND && !s->c2 && !s->e3 &&
 		    (!stop || vtskip_margins(s))) {
 			size_t end = ground_end(p, i, n);
 
 			vtskip_text(s, p + i, end - i);
 			if (end == n)
 				return n;
-			i = end;
+			if (end > i) { /* and the byte there is checked */
+				i = end;
+				continue;
+			}
 		} else if (stop && i > 0 && vtskip_plain(s, p + i, 1)) {
 			return i;
 		}

@@ -1,10 +1,12 @@
 /* fuzz_term.c - the screen of tty/ (sessions/term.c, vtskip.c and
- * libvterm behind them): the input's first bytes are the size (2..100
- * columns, 2..50 rows), the scrolled-off lines kept (0..100) and a seed
- * of the chunk sizes; the rest is what a program prints, fed the way
- * tty.c feeds it (PTY reads of random sizes, each in pieces of
- * term_piece lines through term_take). A hang is a finding too (run with
- * -timeout). Then the screen, scrolled-off lines and cursor are read. */
+ * libvterm behind them): the input's first bytes are the size (any that
+ * tty/size accepts, 2..5 columns or rows half of the time: libvterm's
+ * bounds are nearest there), the scrolled-off lines kept (0..100) and a
+ * seed of the chunk sizes; the rest is what a program prints, fed the
+ * way tty.c feeds it (PTY reads of random sizes, each in pieces of
+ * term_piece lines through term_take), with a resize between some reads.
+ * A hang is a finding too (run with -timeout). Then the screen,
+ * scrolled-off lines and cursor are read. */
 #include <string.h>
 #include "fuzz.h"
 #include "sessions/term.h"
@@ -69,6 +71,29 @@ static void check(struct term *t, int cols, int rows, size_t sb_max)
 		   "cursor %d,%d on %dx%d", row, col, cols, rows);
 }
 
+/* A width or height from one byte: below 99 as the seeds kept from
+ * before sizes varied more (2..100), then 2..5 for half of the rest, then
+ * some large ones up to tty/size's 1000. */
+static int side(uint8_t b)
+{
+	static const int large[] = { 101, 132, 200, 316, 500, 1000 };
+
+	if (b < 99)
+		return 2 + b;
+	if (b < 227)
+		return 2 + (b - 99) % 4;
+	return large[(b - 227) % 6];
+}
+
+/* cols x rows from two bytes, the rows cut to tty/size's 100,000 cells. */
+static void size_of(uint8_t c, uint8_t r, int *cols, int *rows)
+{
+	*cols = side(c);
+	*rows = side(r);
+	if (*cols * *rows > 100000)
+		*rows = 100000 / *cols;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int cols, rows;
@@ -78,8 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 4)
 		return 0;
-	cols = 2 + data[0] % 99;
-	rows = 2 + data[1] % 49;
+	size_of(data[0], data[1], &cols, &rows);
 	sb_max = data[2] % 101;
 	r = 0x9e3779b9u ^ data[3];
 	t = term_new(cols, rows, sb_max, out, NULL);
@@ -92,6 +116,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i += n;
 		if (r % 16 == 0) /* a read of the screen between reads */
 			check(t, cols, rows, sb_max);
+		if (r % 16 == 1) { /* a resize, as a write of tty/size */
+			size_of((uint8_t)(r >> 8), (uint8_t)(r >> 16), &cols,
+				&rows);
+			term_resize(t, cols, rows);
+		}
 	}
 	check(t, cols, rows, sb_max);
 	term_free(t);

@@ -3,7 +3,12 @@
  * time at most), 2 columns with wide characters (1 crashes libvterm
  * 0.1.4, hence the minimum), and REP, which libvterm 0.1.4 repeats
  * forever unless the last character is of width 1 (each under a short
- * timeout: a hang fails it). */
+ * timeout: a hang fails it); wide marks (combining characters libvterm
+ * counts two columns wide) that would make a character wider than the
+ * screen (libvterm 0.1.4 writes past its row) are replaced, at every size
+ * and cut of the writes, and kept where they fit; what libvterm leaves
+ * wrong after a resize to fewer rows (the cursor above the screen, a
+ * scroll region past its end) is set right. */
 #include <errno.h>
 #include <regex.h>
 #include "sessions/strbuf.h"
@@ -318,6 +323,166 @@ START_TEST(rep_after_held)
 }
 END_TEST
 
+/* The screen of cols x rows after s, fed whole (with skipping on). */
+static char *screen_of(int cols, int rows, const char *s)
+{
+	struct term *t = term_new(cols, rows, 10, drop, NULL);
+	size_t len;
+	char *scr;
+
+	term_feed(t, s, strlen(s));
+	scr = term_screen(t, &len);
+	term_free(t);
+	return scr;
+}
+
+static void screen_is(int cols, int rows, const char *s, const char *want)
+{
+	char *scr = screen_of(cols, rows, s);
+
+	ck_assert_msg(strcmp(scr, want) == 0, "%dx%d %s: \"%s\"", cols, rows, s,
+		      scr);
+	free(scr);
+}
+
+/* A wide mark that does not fit becomes a character of its own (the
+ * spacing mark, an ideographic space); one that fits is kept. */
+START_TEST(wide_marks_replaced)
+{
+	char many[1 + 40 * 3 + 1] = "a", nfd[60 * 6 + 1], *scr;
+	int kept = 0;
+
+	screen_is(2, 2, "a\xe3\x80\xaa", "a\n\xe3\x80\x80\n");
+	screen_is(2, 2, "\xe3\x81\x8b\xe3\x82\x99",
+		  "\xe3\x81\x8b\n\xe3\x82\x9b\n");
+	screen_is(3, 2, "\xe4\xb8\xad\xe3\x82\x9a",
+		  "\xe4\xb8\xad\n\xe3\x82\x9c\n");
+	screen_is(4, 2, "a\xe3\x80\xaa", "a\xe3\x80\xaa\n\n");
+	screen_is(5, 2, "\xe4\xb8\xad\xe3\x82\x99\xe3\x82\x9a",
+		  "\xe4\xb8\xad\xe3\x82\x99\n\xe3\x82\x9c\n");
+	screen_is(80, 2, "\xe3\x81\x8b\xe3\x82\x99 a\xe3\x80\xaf",
+		  "\xe3\x81\x8b\xe3\x82\x99 a\xe3\x80\xaf\n\n");
+	/* NFD kana: each kana begins a character, no mark is replaced */
+	for (int i = 0; i < 60; i++)
+		memcpy(nfd + 6 * i, "\xe3\x81\x8b\xe3\x82\x99", 6);
+	nfd[sizeof(nfd) - 1] = '\0';
+	scr = screen_of(80, 4, nfd);
+	ck_assert_ptr_null(strstr(scr, "\xe3\x82\x9b"));
+	for (char *q = scr; (q = strstr(q, "\xe3\x82\x99")) != NULL; q += 3)
+		kept++;
+	ck_assert_int_eq(kept, 60);
+	free(scr);
+	/* 40 marks after a letter are 81 columns: the 40th is replaced */
+	for (int i = 0; i < 40; i++)
+		memcpy(many + 1 + 3 * i, "\xe3\x80\xaa", 3);
+	many[sizeof(many) - 1] = '\0';
+	free(screen_of(80, 24, many));
+	free(screen_of(3, 2, many));
+}
+END_TEST
+
+/* What crashed libvterm, at sizes 2..6 x 2..4, in writes cut at every
+ * byte and more, held or not: the screen is read, the cursor on it. */
+START_TEST(wide_marks_any_size)
+{
+	static const char *const crash[] = {
+		"a\xe3\x80\xaa",
+		"\xe4\xb8\xad\xe3\x80\xab\xe3\x82\x99",
+		"\r\n\xe3\x80\xaa\xe3\x80\xab\xe3\x80\xac",
+		"x\xe3\x80\n\xaa\xe3\x80\xad",
+		"\xc3\xa9\xe3\x80\x1b[m\xaa",
+		"ab\xe4\xb8\xad\xe4\xb8\xad\xe3\x82\x9a\xe3\x82\x9a\033[1;2H"
+		"\xe3\x82\x99\033#6\xe4\xb8\xad\xe3\x80\xae\033[4h\xe3\x80\xaf",
+	};
+	static const size_t chunks[] = { 1, 2, 3, 5, 4096 };
+
+	for (int cols = 2; cols <= 6; cols++)
+		for (int rows = 2; rows <= 4; rows++)
+			for (size_t c = 0; c < 5 * 2; c++) {
+				struct term *t =
+					term_new(cols, rows, 5, drop, NULL);
+				int row, col;
+				bool visible;
+
+				term_skip(t, c % 2);
+				for (size_t k = 0; k < 6; k++)
+					for (size_t i = 0, n = strlen(crash[k]);
+					     i < n;)
+						i += term_take(
+							t, crash[k] + i,
+							n - i < chunks[c / 2] ?
+								n - i :
+								chunks[c / 2]);
+				free(term_screen(t, &(size_t){ 0 }));
+				term_cursor(t, &row, &col, &visible);
+				ck_assert(row >= 1 && row <= rows);
+				ck_assert(col >= 1 && col <= cols);
+				term_free(t);
+			}
+}
+END_TEST
+
+/* t (cols x rows after s) resized to cols2 x rows2, then fed s2: the
+ * cursor stays on the screen, and its row is returned. */
+static int after_resize(int cols, int rows, const char *s, int cols2, int rows2,
+			const char *s2)
+{
+	struct term *t = term_new(cols, rows, 10, drop, NULL);
+	int row, col;
+	bool visible;
+
+	term_feed(t, s, strlen(s));
+	term_resize(t, cols2, rows2);
+	term_cursor(t, &row, &col, &visible);
+	ck_assert_msg(row >= 1 && row <= rows2 && col >= 1 && col <= cols2,
+		      "%s: cursor %d,%d on %dx%d", s, row, col, cols2, rows2);
+	term_feed(t, s2, strlen(s2));
+	free(term_screen(t, &(size_t){ 0 }));
+	term_cursor(t, &row, &col, &visible);
+	ck_assert(row >= 1 && row <= rows2 && col >= 1 && col <= cols2);
+	term_free(t);
+	return row;
+}
+
+START_TEST(resize_fewer)
+{
+	const char *edit = "\n\n\033[Mhello\033[L\033M\033D\033[2P\033[3@x";
+	char *scr;
+
+	/* a line below the cursor: libvterm took the cursor above the
+	 * screen with the lines it pushed off */
+	ck_assert_int_eq(after_resize(80, 24, "\033[24Hx\033[H", 80, 10, edit),
+			 3);
+	ck_assert_int_eq(
+		after_resize(80, 24, "\033[24Hx\033[H\033[3", 80, 10, "1mab"),
+		1); /* a CSI cut by the resize ends */
+	ck_assert_int_eq(
+		after_resize(10, 10, "\033[6H2\033[?1049l", 10, 5, "hello"), 1);
+	/* and a character cut by the resize (its end was printed there) */
+	after_resize(80, 24, "\033[24Hx\033[H\xe3", 80, 10, "abc");
+	after_resize(80, 24, "\033[24Hx\033[H\xc2", 80, 10,
+		     "\x85"
+		     "abc");
+	/* a scroll region below the new height */
+	after_resize(80, 24, "\033[20;24r\033[24H", 80, 10, edit);
+	after_resize(80, 24, "\033[3;5r\033[5H", 80, 4, edit);
+	after_resize(80, 24, "\033[24Hx\033[1;1H", 2, 2, edit);
+	/* a region that still fits is kept: the cursor's line scrolls in it */
+	{
+		struct term *t = term_new(10, 6, 10, drop, NULL);
+		const char *s = "\033[1;3r\033[3Ha\r\nb\033[6Hz";
+
+		term_feed(t, s, strlen(s));
+		term_resize(t, 10, 5);
+		term_feed(t, "\033[3H\nc", 6);
+		scr = term_screen(t, &(size_t){ 0 });
+		ck_assert_str_eq(scr, "b\n\nc\n\nz\n");
+		free(scr);
+		term_free(t);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("term");
@@ -335,6 +500,9 @@ static Suite *suite(void)
 	tcase_add_test(rep, c1_dropped);
 	tcase_add_test(rep, string_control);
 	tcase_add_test(rep, unknown_request);
+	tcase_add_test(rep, wide_marks_replaced);
+	tcase_add_test(rep, wide_marks_any_size);
+	tcase_add_test(rep, resize_fewer);
 	suite_add_tcase(s, rep);
 	return s;
 }

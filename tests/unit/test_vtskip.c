@@ -31,7 +31,7 @@ static bool margins_after(const char *s, int rows, size_t chunk)
 {
 	struct vtskip v;
 
-	vtskip_init(&v, rows);
+	vtskip_init(&v, 80, rows);
 	scan(&v, s, chunk);
 	return vtskip_margins(&v);
 }
@@ -41,7 +41,7 @@ START_TEST(plain_bytes)
 	struct vtskip v;
 	const char p[] = "ab c\r\n\t\xc3\xa9\xe4\xb8\xad\x85~";
 
-	vtskip_init(&v, 24);
+	vtskip_init(&v, 80, 24);
 	ck_assert_uint_eq(vtskip_plain(&v, p, sizeof(p) - 1), sizeof(p) - 1);
 	ck_assert_uint_eq(vtskip_plain(&v, "ab\033[m", 5), 2);
 	ck_assert_uint_eq(vtskip_plain(&v, "ab\acd", 5), 2);
@@ -83,7 +83,7 @@ START_TEST(plain_c2)
 {
 	struct vtskip v;
 
-	vtskip_init(&v, 24);
+	vtskip_init(&v, 80, 24);
 	ck_assert_uint_eq(vtskip_plain(&v,
 				       "a\xc2\xa9"
 				       "b\xc2\xb0",
@@ -123,14 +123,14 @@ START_TEST(states)
 
 	for (size_t i = 0; i < sizeof(in_seq) / sizeof(*in_seq); i++) {
 		for (size_t chunk = 1; chunk < 4; chunk++) {
-			vtskip_init(&v, 24);
+			vtskip_init(&v, 80, 24);
 			scan(&v, in_seq[i], chunk);
 			ck_assert_msg(vtskip_plain(&v, "r", 1) == 0, "%zu", i);
 		}
 	}
 	for (size_t i = 0; i < sizeof(ground) / sizeof(*ground); i++) {
 		for (size_t chunk = 1; chunk < 4; chunk++) {
-			vtskip_init(&v, 24);
+			vtskip_init(&v, 80, 24);
 			scan(&v, ground[i], chunk);
 			ck_assert_msg(vtskip_plain(&v, "r", 1) == 1, "%zu", i);
 			ck_assert(!vtskip_margins(&v));
@@ -187,7 +187,7 @@ START_TEST(margins)
 		const char *p = "\033[1;2;3;4;5;6;7;8;9;0;1;2;3;4;5;6;7r";
 		size_t dropped = 0;
 
-		vtskip_init(&v, 24);
+		vtskip_init(&v, 80, 24);
 		while (*p) {
 			bool unsafe = vtskip_unsafe(&v, (unsigned char)*p);
 
@@ -200,11 +200,11 @@ START_TEST(margins)
 	{
 		struct vtskip v;
 
-		vtskip_init(&v, 24);
+		vtskip_init(&v, 80, 24);
 		scan(&v, "\033[1;30r", 5);
 		ck_assert(vtskip_margins(&v));
-		vtskip_init(&v, 24);
-		vtskip_rows(&v, 30);
+		vtskip_init(&v, 80, 24);
+		vtskip_size(&v, 80, 30);
 		scan(&v, "\033[1;30r", 5);
 		ck_assert(!vtskip_margins(&v));
 		ck_assert_uint_eq(vtskip_plain(&v, "x", 1), 1);
@@ -313,12 +313,17 @@ static void random_line(struct rng *r, struct strbuf *b, int cols)
 		"a",	    "Z",  " ",	"\t", "\xe4\xb8\xad",
 		"\xc3\xa9", "\r", "12", "~",  "\xf0\x9f\x98\x80"
 	};
+	/* wide marks and a character that begins as they do */
+	static const char *const marks[] = { "\xe3\x80\xaa", "\xe3\x82\x99",
+					     "\xe3\x80\x81" };
 	unsigned len = rnd(r, 4) == 0 ? rnd(r, (unsigned)cols * 3 + 3) :
 					rnd(r, (unsigned)cols + 1);
 
 	for (unsigned i = 0; i < len; i++) {
-		unsigned k = rnd(r, 40);
-		const char *s = k < 30 ? "x" : bits[k - 30];
+		unsigned k = rnd(r, 43);
+		const char *s = k < 30 ? "x" :
+				k < 40 ? bits[k - 30] :
+					 marks[k - 40];
 
 		sb_add(b, s, strlen(s));
 	}
@@ -408,7 +413,7 @@ static bool *cut_points(const char *s, size_t n, bool anywhere)
 	bool *ok = calloc(n + 1, sizeof(*ok));
 	struct vtskip v;
 
-	vtskip_init(&v, 24);
+	vtskip_init(&v, 80, 24);
 	for (size_t j = 0; j < n; j++) {
 		enum vtskip_state before = v.state;
 		unsigned char c = (unsigned char)s[j];
@@ -503,6 +508,69 @@ START_TEST(many_arguments)
 }
 END_TEST
 
+/* Wide marks (0xe3 0x80 0xaa-0xaf, 0xe3 0x82 0x99-0x9a): never held; one
+ * that would make its character wider than the screen is unsafe at its
+ * last byte, or replaced whole; a byte below 0x80 after a mark's first
+ * bytes gets a 0xc3 before it. */
+START_TEST(wide_marks)
+{
+	struct vtskip v;
+	char sub[3];
+	size_t took;
+
+	vtskip_init(&v, 80, 24);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x81\x8bz", 6), 6);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x80\x81", 5), 5);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x80\xaa", 5), 5); /* fits */
+	/* a character cut at the end: held, and the rest with it */
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x81", 4), 4);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3x", 4), 2);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x80\n", 5), 2);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe4\xb8\xe3\x81\x81", 7), 7);
+	vtskip_init(&v, 3, 24);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x80\xaa", 5), 2);
+	ck_assert_uint_eq(vtskip_plain(&v, "ab\xe3\x82\x9a", 5), 2);
+	vtskip_text(&v, "ab\xe3", 3); /* held: the rest is checked */
+	ck_assert_uint_eq(vtskip_plain(&v, "\x82", 1), 1);
+	ck_assert_uint_eq(vtskip_plain(&v, "\x82\x99", 2), 0);
+	ck_assert_uint_eq(vtskip_plain(&v, "\x82\x9b", 2), 2);
+	/* a letter and a mark fit in 4 columns, not in 3 (counted loosely) */
+	vtskip_init(&v, 4, 2);
+	ck_assert_uint_eq(vtskip_scan(&v, "a\xe3\x80", 3, false), 3);
+	ck_assert(!vtskip_unsafe(&v, 0xaa));
+	ck_assert_uint_eq(vtskip_scan(&v, "\xaa", 1, false), 1);
+	ck_assert(vtskip_unsafe(&v, 0x1b) == false);
+	ck_assert_uint_eq(vtskip_scan(&v, "\xe3\x80", 2, false), 2);
+	ck_assert(vtskip_unsafe(&v, 0xab)); /* a fifth column */
+	ck_assert_uint_eq(vtskip_instead(&v, 0xab, sub), 1);
+	ck_assert_int_eq(sub[0], (char)0x80); /* U+3000 */
+	ck_assert(vtskip_unsafe(&v, '\n'));
+	ck_assert_uint_eq(vtskip_instead(&v, '\n', sub), 2);
+	ck_assert(sub[0] == (char)0xc3 && sub[1] == '\n');
+	vtskip_init(&v, 3, 2);
+	ck_assert_uint_eq(vtskip_scan(&v, "a", 1, false), 1);
+	ck_assert_uint_eq(vtskip_scan(&v, "\xe3\x82\x99z", 4, false), 0);
+	ck_assert_uint_eq(vtskip_replace(&v, "\xe3\x82\x99z", 4, sub, &took),
+			  3);
+	ck_assert_uint_eq(took, 3);
+	ck_assert(memcmp(sub, "\xe3\x82\x9b", 3) == 0); /* U+309B */
+	ck_assert_uint_eq(vtskip_replace(&v, "z", 1, sub, &took), 0);
+	ck_assert_uint_eq(took, 0);
+	/* a control ends libvterm's run: a mark alone is 2 wide */
+	vtskip_init(&v, 4, 2);
+	ck_assert_uint_eq(vtskip_scan(&v, "ab\r\xe3\x80", 5, false), 5);
+	ck_assert(!vtskip_unsafe(&v, 0xaa));
+	/* 0xfe and 0xff leave the first bytes waiting in the decoder */
+	ck_assert_uint_eq(vtskip_scan(&v, "\xfe", 1, false), 1);
+	ck_assert(vtskip_unsafe(&v, 'x'));
+	ck_assert_uint_eq(vtskip_plain(&v, "\xaa", 1), 1); /* it fits */
+	/* an OSC's text is not printed: no mark there */
+	vtskip_init(&v, 2, 2);
+	ck_assert_uint_eq(vtskip_scan(&v, "a\033]0;\xe3\x80\xaa\a", 9, false),
+			  9);
+}
+END_TEST
+
 START_TEST(differential)
 {
 	uint64_t skipped = 0;
@@ -563,6 +631,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, plain_bytes);
 	tcase_add_test(tc, plain_c2);
+	tcase_add_test(tc, wide_marks);
 	tcase_add_test(tc, states);
 	tcase_add_test(tc, margins);
 	tcase_add_test(tc, many_arguments);
