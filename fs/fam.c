@@ -148,7 +148,7 @@ void fam_reply_text(fuse_req_t req, const char *text, size_t len, size_t size,
  * that goes out with the reply. Spliced from the spool instead, each
  * page was taken by reference and moved on the kernel's LRU lists as it
  * was marked accessed: reading 1 GiB of stdout took 1.0-1.4 s against
- * 0.5-0.9 s so (README, "Measured"). A reply larger than the buffer (a
+ * 0.5-0.9 s so (tests/bench/RESULTS.md). A reply larger than the buffer (a
  * max_read above 1 MiB) is still spliced. */
 static void reply_files(fuse_req_t req, struct fuse_bufvec *v)
 {

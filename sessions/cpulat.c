@@ -6,7 +6,7 @@
  * client again, mostly on the other CPU. A CPU with nothing to run halts
  * at once when the machine says so (a VM's guest_halt_poll_ns = 0), and
  * waking a halted virtual CPU goes through the host: ~25 µs a wakeup,
- * half of a round trip back to back (README, "Measured"). The kernel's
+ * half of a round trip back to back (tests/bench/RESULTS.md). The kernel's
  * PM QoS CPU latency request (/dev/cpu_dma_latency) of 0 µs makes idle
  * CPUs poll instead; it is held from a request until hold_ms after the
  * last one, so that a quiet mount lets the machine's CPUs halt again. The

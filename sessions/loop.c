@@ -201,8 +201,7 @@ static void dispatch(bool first)
  * sleeping: on a machine with few CPUs, a process that polls holds off
  * whoever is woken on its CPU (a pipe's write puts the woken reader
  * there) for as long as it polls, which cost ~1 ms per run after idle
- * time when the loop polled for 1 ms after every event (README,
- * "Measured"). */
+ * time when the loop polled for 1 ms after every event (tests/bench/RESULTS.md). */
 int loop_run(void)
 {
 	bool chores = true;

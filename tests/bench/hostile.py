@@ -1,7 +1,9 @@
 """hostile: how long a read of `health` takes while another user attacks
 the shared mount, against the same reads on the quiet mount, measured in
 the same run. The attacks are those a local user of an allow_other mount
-has: a loop of kill(-1, SIGSTOP) while her sessions start shells, her
+has: her own FUSE mount, stopped, with her session's cwd written inside
+it (HOSTILE_PLL: libfuse's passthrough_ll), a loop of kill(-1, SIGSTOP)
+while her sessions start shells, her
 descriptors held open on her own output files, 50,000 display() calls in
 a python context, and a 100 MiB exception message raised three times.
 Each prints the median, 90th percentile and worst read of health during
@@ -171,7 +173,61 @@ def context(mnt, code, tag, times=1):
     return as_user(body)
 
 
+def stopped_mount(mnt, seconds):
+    """Her FUSE mount (libfuse's passthrough_ll, allow_other), stopped,
+    and her session's and a context's cwd written inside it."""
+    pll = os.environ.get("HOSTILE_PLL")
+    if not pll:
+        return None
+    top = tempfile.mkdtemp(prefix="sfs-hostile-fuse.")
+    os.chmod(top, 0o755)
+    src, her = os.path.join(top, "src"), os.path.join(top, "mnt")
+    for d in (src, os.path.join(src, "sub"), her):
+        os.mkdir(d)
+        os.chown(d, USER, USER)
+
+    def body():
+        fuse = subprocess.Popen([pll, "-f", "-o", "source=%s,allow_other" % src, her])
+        try:
+            for _ in range(200):
+                if os.path.ismount(her):
+                    break
+                time.sleep(0.05)
+            s = os.path.join(mnt, "sessions", "hostile-fuse-%d" % os.getpid())
+            os.mkdir(s)
+            os.mkdir(os.path.join(s, "contexts", "py"))
+            os.kill(fuse.pid, signal.SIGSTOP)
+            sb.write_file(os.path.join(s, "cwd"), os.path.join(her, "sub") + "\n")
+            sb.write_file(os.path.join(s, "contexts", "py", "cwd"), os.path.join(her, "sub") + "\n")
+            time.sleep(seconds)
+        finally:
+            os.kill(fuse.pid, signal.SIGCONT)
+            subprocess.run(["fusermount3", "-u", her], check=False)
+            fuse.wait()
+
+    pid = as_user(body)
+    CLEANUP.append(lambda: os.rmdir(her) or os.rmdir(os.path.join(src, "sub")) or os.rmdir(src) or os.rmdir(top))
+    return pid
+
+
+def fuse_setup():
+    """Debian's defaults, which let a user mount FUSE with allow_other
+    (/dev/fuse 0666, user_allow_other): set for the attack, put back."""
+    mode = os.stat("/dev/fuse").st_mode & 0o777
+    os.chmod("/dev/fuse", 0o666)
+    CLEANUP.append(lambda: os.chmod("/dev/fuse", mode))
+    with open("/etc/fuse.conf") as f:
+        conf = f.read()
+    if "\nuser_allow_other" not in "\n" + conf:
+        with open("/etc/fuse.conf", "a") as f:
+            f.write("user_allow_other\n")
+        CLEANUP.append(lambda: open("/etc/fuse.conf", "w").write(conf))
+
+
+CLEANUP = []
+
 ATTACKS = [
+    ("stopped-mount", stopped_mount),
     ("stop-loop", lambda mnt, s: stop_loop(mnt, s)),
     ("descriptors", lambda mnt, s: hold_fds(mnt, s)),
     ("display-50000", lambda mnt, s: context(mnt, "for i in range(50000): display(i)\n", "disp")),
@@ -211,6 +267,9 @@ def unmount(work, mnt, proc):
 
 def run_attack(mnt, reader, name, start, seconds, quiet):
     pid = start(mnt, seconds)
+    if pid is None:
+        print("hostile %-14s skipped (no HOSTILE_PLL: libfuse's passthrough_ll)" % name)
+        return
     kids = {pid}
     try:
         time.sleep(0.2)
@@ -235,6 +294,8 @@ def body():
     seconds = sb.count("HOSTILE_S", 5, 1, 120)
     work, mnt, proc = mount(rest[0])
     try:
+        if os.environ.get("HOSTILE_PLL"):
+            fuse_setup()
         reader = Reader(mnt)
         reader.start()
         quiet = probe(reader, seconds)
@@ -242,6 +303,8 @@ def body():
             run_attack(mnt, reader, name, start, seconds, quiet)
     finally:
         unmount(work, mnt, proc)
+        for undo in reversed(CLEANUP):
+            undo()
 
 
 sb.main("hostile", body)

@@ -211,8 +211,19 @@ else
 fi
 bench tty 600 python3 -Bu "$here/tty_bench.py" "$mnt" "$pid"
 bench tty_feed 300 "$feed" "${TTY_FEED_MIB:-100}"
-# hostile mounts its own instance with allow_other (its attacker is a user)
-bench hostile 600 "$ctxpy" -Bu "$here/hostile.py" "$mnt" "$pid" "$daemon"
+# hostile mounts its own instance with allow_other (its attacker is a
+# user), and her own FUSE mount with libfuse's passthrough_ll when
+# ../shared/thirdparty has libfuse's examples
+if wants hostile; then
+	lf=$here/../../../shared/thirdparty/libfuse-3.14.0-example.tar.gz
+	if [ -f "$lf" ] && mkdir -p "$work/lf" && tar xzf "$lf" -C "$work/lf" &&
+		${CC:-cc} -O1 -o "$work/pll" "$work/lf/libfuse-3.14.0/example/passthrough_ll.c" \
+			$(pkg-config --cflags --libs fuse3); then
+		chmod 755 "$work" && export HOSTILE_PLL=$work/pll
+	fi
+	bench hostile 600 "$ctxpy" -Bu "$here/hostile.py" "$mnt" "$pid" "$daemon"
+	rm -rf "$work/lf" "$work/pll"
+fi
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t00_tree: the tree of README "The tree, by example" and its example.
+# t00_tree: the tree of sessionfs(7) "THE TREE" and the README's example.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t01_basic: README "Semantics worth knowing": echo hi; exit 0; cmd reads back; exit is
+# t01_basic: sessionfs(7) "SESSIONS AND RUNS": echo hi; exit 0; cmd reads back; exit is
 # empty before the first run and blocks while a run is active.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t02_streams_status: README "Semantics worth knowing": stdout only, stderr only, both
+# t02_streams_status: sessionfs(7) "SESSIONS AND RUNS": stdout only, stderr only, both
 # (output interleaves them in the order the daemon read them); false gives 1; an unknown
 # command gives 127 and "not found"; status and result.json describe the run.
 # shellcheck disable=SC2016

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t03_state: README "Semantics worth knowing": cd, export, plain variables and functions
+# t03_state: sessionfs(7) "SESSIONS AND RUNS": cd, export, plain variables and functions
 # persist from one run to the next; cwd reads (and writes) the directory.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh

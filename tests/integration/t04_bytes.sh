@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t04_bytes: README "Semantics worth knowing": output is kept byte for byte: printf x
+# t04_bytes: sessionfs(7) "SESSIONS AND RUNS": output is kept byte for byte: printf x
 # gives exactly "x"; 'a\0b' three bytes; invalid UTF-8 kept; 8 MiB of
 # output and 100,000 lines arrive whole (size and checksum).
 # shellcheck disable=SC2016

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t05_scripts: README "Semantics worth knowing": multi-line scripts, quoted and unquoted
+# t05_scripts: sessionfs(7) "SESSIONS AND RUNS": multi-line scripts, quoted and unquoted
 # heredocs, a 1 MiB script, syntax errors (`fi`, unterminated quotes) fail
 # the run with exit 2 and leave the session working.
 # shellcheck disable=SC2016

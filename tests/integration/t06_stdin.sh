@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t06_stdin: README "Semantics worth knowing": a run's stdin is empty: cat, read, grep
+# t06_stdin: sessionfs(7) "SESSIONS AND RUNS": a run's stdin is empty: cat, read, grep
 # and friends end at once, and they never swallow the command text.
 # Each case has its own session, so that a hang cannot spill over.
 # shellcheck disable=SC2016

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t07_exit_recovery: README "Semantics worth knowing": a command that ends the shell
+# t07_exit_recovery: sessionfs(7) "SESSIONS AND RUNS": a command that ends the shell
 # (exit 42, set -e then false, exec true, kill -9 $$) ends that run with the
 # shell's status; the next run works in the same cwd with the same exported
 # variables.

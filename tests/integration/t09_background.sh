@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t09_background: README "Semantics worth knowing": `sleep 100 &` inside a run does not
+# t09_background: sessionfs(7) "SESSIONS AND RUNS": `sleep 100 &` inside a run does not
 # keep the run from ending, even though the sleep holds the run's stdout.
 # rmdir of the session then ends the background sleeps.
 # shellcheck disable=SC2016

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t10_concurrency: README "Semantics worth knowing": two writers on one session: their
+# t10_concurrency: sessionfs(7) "SESSIONS AND RUNS": two writers on one session: their
 # runs do not interleave, each close returns after its own run ended; named
 # runs (runs/NAME) keep each writer's own results; two sessions run at the
 # same time.

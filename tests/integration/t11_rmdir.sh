@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t11_rmdir: README "Semantics worth knowing": rmdir of a session whose command is still
+# t11_rmdir: sessionfs(7) "SESSIONS AND RUNS": rmdir of a session whose command is still
 # running returns (within 10 s), and no process of that session is left:
 # not the command, not the session's shell, not a setsid'd child, not a
 # background process started through procs/.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t12_env: README "Semantics worth knowing": env/NAME values are taken literally
+# t12_env: sessionfs(7) "SESSIONS AND RUNS": env/NAME values are taken literally
 # ($(whoami), `date`, quotes, an embedded newline): written with one
 # trailing newline stripped, read back as value + "\n", seen byte for byte
 # by a run; invalid names give EINVAL; rm unsets; ls lists what commands

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t13_names: README "Semantics worth knowing", names: 1 to 64 of [A-Za-z0-9._-],
+# t13_names: sessionfs(7) "SESSIONS AND RUNS", names: 1 to 64 of [A-Za-z0-9._-],
 # not starting with "."; anything else is refused (EINVAL), and a refused
 # mkdir creates nothing.
 # shellcheck disable=SC2016

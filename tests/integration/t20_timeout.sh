@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t20_timeout: README "Semantics worth knowing", timeouts: a session timeout
+# t20_timeout: sessionfs(7) "SESSIONS AND RUNS", timeouts: a session timeout
 # of 1000 ms ends `sleep 30` in about 1 s with exit 124 and state timed-out;
 # a process tree three deep with a setsid'd member is gone afterwards; the
 # shell's cwd and exported variables survive; a busy loop of builtins is

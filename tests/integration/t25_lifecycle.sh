@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t25_lifecycle: README "Containment". With sessions that
+# t25_lifecycle: sessionfs(7) "CONTAINMENT". With sessions that
 # have running commands (one of them setsid'd) and a background job left by
 # an earlier run: `fusermount3 -u` makes the daemon end every session and
 # exit; so does SIGTERM to the daemon; after SIGKILL to the daemon its
@@ -122,7 +122,7 @@ forget_mount() {
 # 1. fusermount3 -u. A writer blocked in close(cmd) holds a file of the
 # mount open, and the kernel refuses a plain unmount of a busy mount
 # (EBUSY), so the clients go away first (killed by pid); their runs end
-# with them (README "Ctrl-C on a writer").
+# with them (sessionfs(7), Ctrl-C on a writer).
 sfs_mount
 setup umount 1
 wpids=()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# t26_isolation: a run's command cannot reach the shell's protocol. README
-# "Semantics worth knowing": exit status comes back on a separate
+# t26_isolation: a run's command cannot reach the shell's protocol. sessionfs(7)
+# "SESSIONS AND RUNS": exit status comes back on a separate
 # descriptor, never out of the output. A process started by a run inherits only
 # stdin, stdout and stderr (no pipe of the daemon's), so writing a
 # report-shaped record anywhere it can does not end the run early or change

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t31_shell_sched: between runs a session's shell may poll for the next
 # command as SCHED_IDLE (shell_spin_us; 0 by default, since it made runs
-# after idle time slower, see README "Measured"; this test sets 1000).
+# after idle time slower, see tests/bench/RESULTS.md; this test sets 1000).
 # What must hold around it: a run's command and everything it starts run
 # SCHED_OTHER; background jobs stay SCHED_OTHER after their run; the
 # polling stops by itself (the idle shell then sleeps and uses no CPU);

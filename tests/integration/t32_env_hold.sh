@@ -4,7 +4,7 @@
 # known, then answered with them; a held lookup (cat env/X) and a held
 # read (of an env/X opened before) are interrupted at once by SIGINT.
 # The window is made long on purpose: the configured shell is a stand-in
-# that speaks the frame protocol (README "Architecture") and, after a
+# that speaks the frame protocol (sessions/ARCHITECTURE.md) and, after a
 # command holding the word HOLD, waits before it reports the variables.
 # The real shell's report cannot be delayed by a command any more.
 # shellcheck disable=SC2016

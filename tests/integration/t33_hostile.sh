@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t33_hostile: nothing a command does to its own shell can hang the
 # session, fake or lose a result, put protocol text in its output or break
-# later runs (README "Architecture", the shell driver): functions named like
+# later runs (sessions/ARCHITECTURE.md, the shell driver): functions named like
 # builtins (and like the old loop's helpers), set -n, closing every
 # descriptor, ulimit -n, unsetting every variable, set -x, a DEBUG trap,
 # trap '' on the abort signal, cd then unset PWD, a bogus env/PWD, an EXIT

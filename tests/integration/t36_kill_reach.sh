@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t36_kill_reach: README "Kill and timeout": the processes a kill must
+# t36_kill_reach: sessionfs(7), kill and timeout: the processes a kill must
 # reach. A shell SIGKILLed from outside mid-run takes its run's processes
 # along (TERM, KILL after the grace); an idle `kill` and `reset` and the
 # root `killall` end background jobs of earlier runs; an interrupted

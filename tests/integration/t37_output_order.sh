@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t37_output_order: README "Semantics worth knowing", what output
+# t37_output_order: sessionfs(7) "SESSIONS AND RUNS", what output
 # guarantees. A run printing 2,000 lines alternating between stdout and
 # stderr (o1 e1 o2 e2 ...): output has exactly those 2,000 lines, each
 # stream's lines in their own order (a guarantee), and the number of lines

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t38_shell_start: README "Semantics worth knowing" and "Containment": the
+# t38_shell_start: sessionfs(7) "SESSIONS AND RUNS" and "Containment": the
 # way a session's shell is started (forked from the template shell for the
 # daemon's own user, else clone3 without a copy of the daemon's memory;
 # the next session's shell made ahead after a mkdir) gives each
@@ -71,8 +71,8 @@ assert_true "st4: a shell of its own" "pid $pid is another session's" \
 	test "$pid" != "${PID[1]}" -a "$pid" != "${PID[2]}" -a "$pid" != "${PID[3]}"
 assert_eq "0" "$(sed -n 5p <<<"$out")" "st4: no /dev/fuse in the shell"
 
-# the template the daemon forks its own user's shells from (README
-# "Architecture"): killed from outside, shells are started again, and
+# the template the daemon forks its own user's shells from (sessions/ARCHITECTURE.md,
+# the template shell): killed from outside, shells are started again, and
 # then forked from a new one
 TPL=$(for p in $(sfs_descendants "$SFS_PID"); do
 	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx -- --template &&

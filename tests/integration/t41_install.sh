@@ -164,7 +164,7 @@ for opt in -V --version; do
 	assert_true "$opt: prints 'sessionfs version $VER'" "stdout: $(head -c 200 "$SFS_TMP/cli.out" | tr '\n' '|')" \
 		grep -qx "sessionfs version $VER" "$SFS_TMP/cli.out"
 done
-for page in fs/sessionfs.1 conf/sessionfs.conf.5; do
+for page in fs/sessionfs.1 fs/sessionfs.7 conf/sessionfs.conf.5; do
 	assert_true "$page: .TH names version $VER" "$(grep -m1 '^\.TH' "$TOP/$page")" \
 		grep -q "^\.TH .*\"sessionfs $VER\"" "$TOP/$page"
 done
@@ -262,7 +262,7 @@ fi
 
 # ---------------------------------------------------------------- man pages
 
-for page in fs/sessionfs.1 conf/sessionfs.conf.5; do
+for page in fs/sessionfs.1 fs/sessionfs.7 conf/sessionfs.conf.5; do
 	LC_ALL=C.UTF-8 timeout 20 groff -ww -man -Tutf8 "$TOP/$page" >"$SFS_TMP/man.out" 2>"$SFS_TMP/man.err"
 	rc=$?
 	assert_eq 0 "$rc" "groff -ww -man $page: exit 0"
@@ -291,7 +291,7 @@ else
 	prefix=$(meson introspect --buildoptions "$BUILD" 2>/dev/null | tr ',' '\n' | grep -A3 '"name": "prefix"' |
 		sed -n 's/.*"value": "\([^"]*\)".*/\1/p' | head -n 1)
 	prefix=${prefix:-/usr/local}
-	for f in bin/sessionfs share/man/man1/sessionfs.1 share/man/man5/sessionfs.conf.5 \
+	for f in bin/sessionfs share/man/man1/sessionfs.1 share/man/man7/sessionfs.7 share/man/man5/sessionfs.conf.5 \
 		share/doc/sessionfs/sessionfs.conf.example; do
 		assert_true "meson install: $prefix/$f" "missing; installed: $(find "$DEST" -type f | sed "s|^$DEST||" | tr '\n' ' ')" \
 			test -f "$DEST$prefix/$f"

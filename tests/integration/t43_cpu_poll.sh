@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016
 # t43_cpu_poll: the daemon keeps idle CPUs polling while requests come
-# (cpu_poll_ms, README "Measured"): a root daemon holds
+# (cpu_poll_ms, tests/bench/RESULTS.md): a root daemon holds
 # /dev/cpu_dma_latency open, its request is 0 µs while requests come,
 # held once for a burst of requests (metrics' cpu_poll_holds_total moves
 # by one), let go after cpu_poll_ms without one and held again at the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t62_kill_grace: README "Processes" and "Kill and timeout": a kill's
+# t62_kill_grace: sessionfs(7) "PROCESSES" and kill and timeout: a kill's
 # grace (TERM, then KILL after kill_grace_ms) holds for the whole tree
 # even when the leader dies of TERM at once. A procs/ command `bash t.sh`
 # whose script traps TERM to clean up gets `ctl kill`: its trap runs (the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t63_timeout_limits: README "Semantics worth knowing", timeouts: a
+# t63_timeout_limits: sessionfs(7) "SESSIONS AND RUNS", timeouts: a
 # timeout is 0 (none) to 31536000000 ms (365 days, the bound of
 # default_timeout_ms). The session's `timeout`, ctl's `timeout MS`,
 # runs/NAME/timeout and contexts/NAME/timeout refuse anything past it
