@@ -67,6 +67,7 @@ int proc_new(struct sess *s, const char *name, struct run **out)
 		return rc;
 	}
 	p->is_proc = true;
+	p->start.w.fd = -1; /* no child yet */
 	p->sess = s;
 	list_add_tail(&s->procs, &p->link);
 	s->nprocs++;
@@ -76,7 +77,7 @@ int proc_new(struct sess *s, const char *name, struct run **out)
 
 /* In the child: everything that must hold before the command starts. */
 static void child(struct sess *s, struct run *p, int in, int out, int err,
-		  char **envp, const char *script)
+		  int why, char **envp, const char *script)
 {
 	char *argv[] = { "bash", "--noprofile", "--norc", (char *)script,
 			 NULL };
@@ -86,8 +87,10 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
 	    dup2(err, 2) < 0)
 		_exit(126);
-	/* nothing of the daemon's, /dev/fuse above all */
-	close_range(3, ~0U, 0);
+	/* nothing of the daemon's, /dev/fuse above all, but why (execerr.h) */
+	why = fcntl(why, F_DUPFD_CLOEXEC, 3);
+	close_range(3, (unsigned)why - 1, 0);
+	close_range((unsigned)why + 1, ~0U, 0);
 	envp = creds_envp(envp, s->uid);
 	if (creds_become(s->uid, s->gid) < 0)
 		_exit(126);
@@ -96,10 +99,12 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 	/* no fallback to "/" but for the workspace (shell.h) */
 	if (chdir(s->cwd) < 0 &&
 	    !(shell_cwd_fallback(s->cwd) && chdir("/") == 0)) {
+		execerr_say(why, "cwd", s->cwd, errno);
 		dprintf(2, "cwd %s: %s\n", s->cwd, strerror(errno));
 		_exit(126);
 	}
 	execve(conf.shell, argv, envp);
+	execerr_say(why, "cannot run", conf.shell, errno);
 	_exit(127);
 }
 
@@ -133,18 +138,29 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 {
 	char **envp = envmap_envp(&s->env);
 	char script[4096];
+	int why;
 	pid_t pid;
 
 	if (!envp)
 		return -ENOMEM;
+	if (execerr_open(&p->start, &why) < 0) {
+		envmap_envp_free(envp);
+		return -errno;
+	}
 	snprintf(script, sizeof(script), "%s/r%llu.cmd", s->dir,
 		 (unsigned long long)p->id);
 	pid = contain_fork(&p->cg);
 	if (pid == 0)
-		child(s, p, fds[4], fds[1], fds[3], envp, script);
+		child(s, p, fds[4], fds[1], fds[3], why, envp, script);
 	envmap_envp_free(envp);
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		int rc = -errno;
+
+		close(why);
+		execerr_close(&p->start);
+		return rc;
+	}
+	execerr_watch(&p->start, why);
 	p->pid = pid;
 	reap_add(&p->reap, pid, reaped, p);
 	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */
@@ -315,6 +331,7 @@ static void drop_proc(struct sess *s, struct run *p)
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
+	execerr_close(&p->start);
 	run_finish(p, 128 + SIGTERM, SIGTERM, END_CANCELED); /* never ran */
 	contain_free(&p->cg);
 	list_del(&p->link);
@@ -347,6 +364,11 @@ static void ended(struct run *p, int wstatus)
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
+	if (execerr_reaped(&p->start)) {
+		/* it never ran its command: an error, not the command's exit */
+		sess_error(s, "procs/%s: %s", p->name, p->start.why);
+		end = END_ERROR;
+	}
 	if (WIFSIGNALED(wstatus))
 		run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus), end);
 	else

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "list.h"
+#include "execerr.h"
 #include "loop.h"
 #include "contain.h"
 #include "reap.h"
@@ -80,6 +81,7 @@ struct run {
 	int leader_wstatus;
 	struct loop_timer timer; /* kill_at, or polls its cgroup for rmdir */
 	struct reap_watch reap;	 /* its exit */
+	struct execerr start;	 /* why it did not start its bash */
 	int64_t ended_wall;
 	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
 	void *gone_arg;

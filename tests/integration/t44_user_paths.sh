@@ -155,6 +155,7 @@ else
 fi
 assert_file_eq "$S/procs/p/stdout" "" "s7: the process's command did not run"
 assert_file_match "$S/procs/p/stderr" "cwd $PUB/pgone: No such file or directory\$" "s7: its stderr says why"
+assert_file_match "$S/error" "procs/p: cwd $PUB/pgone: No such file or directory\$" "s7: error says why the process did not start"
 
 # the terminal started in it: its shell does not start, the screen says
 # why (tty.c's child: no fallback to "/" there either)
@@ -168,6 +169,14 @@ if sfs_until 10 eval 'timeout 2 grep -qx "state exited" "$S/tty/status"'; then
 else
 	fail "s7: the terminal in the deleted cwd ends at once" "$(timeout 2 head -n 1 "$S/tty/status")"
 fi
+
+# the command's own 126 is its exit, not an error line of the daemon's
+check "s7: cwd back to one that exists" her_write "$S/cwd" "$PUB"
+check "s7: mkdir procs/q" her_mkdir "$S/procs/q"
+check "s7: a process that exits 126 itself" her_write "$S/procs/q/cmd" $'exit 126\n'
+sfs_until 10 eval '! timeout 2 grep -qx "state running" "$S/procs/q/status"'
+assert_true "s7: no error line for a command's own 126" "error: $(timeout 2 tail -n 2 "$S/error" | tr '\n' '|')" \
+	bash -c '! timeout 2 grep -q "procs/q" "$1"' _ "$S/error"
 
 # ---------------------------------------------------------------- item 5: what exists as root
 RO=$SFS_TMP/rootonly
