@@ -17,7 +17,9 @@ build() {
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" --werror "$@" >/dev/null
 	fi
-	ninja -C "$dir" >/dev/null
+	# quiet, but a failure shows what the compiler said
+	ninja -C "$dir" >"$dir/ninja.log" 2>&1 ||
+		{ tail -n 40 "$dir/ninja.log"; return 1; }
 }
 
 bash tests/install-deps.sh
