@@ -8,29 +8,24 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include "chores.h"
 #include "conf/conf.h"
-#include "creds.h"
 #include "log.h"
 #include "output.h"
 #include "sess.h"
-#include "shell.h"
 #include "tty.h"
+#include "ttyproc.h"
 
 static char iobuf[4096]; /* what one read of a PTY gives at most */
 
@@ -49,6 +44,7 @@ struct tty *tty_of(struct sess *s)
 	t->quiet_ms = TTY_QUIET_MS;
 	t->expect_ms = TTY_EXPECT_MS;
 	t->master.fd = -1;
+	t->start.w.fd = -1;
 	t->cast.fd = -1;
 	t->cg.dfd = -1;
 	s->tty = t;
@@ -324,122 +320,34 @@ static int new_output(struct tty *t)
 	return 0;
 }
 
-/* The slave is the owner's, writable by group tty only (for write(1)
- * and wall, as login and grantpt make it), not by the owner's group:
- * that may be shared (users). No group tty: the owner's alone. */
-static int own_slave(const struct tty *t, int slave)
+/* What the terminal's shell starts with. */
+static struct ttyproc_spec spec(const struct tty *t)
 {
-	const struct group *g = getgrnam("tty");
-
-	if (fchown(slave, t->s->uid, g ? g->gr_gid : t->s->gid) < 0 ||
-	    fchmod(slave, g ? 0620 : 0600) < 0)
-		return -1;
-	return 0;
+	return (struct ttyproc_spec){ t->cols,	   t->rows,  t->s->uid,
+				      t->s->gid,   t->s->cwd, &t->s->env,
+				      t->has_cg ? &t->cg : NULL };
 }
 
-/* The PTY: the master (non-blocking, close-on-exec) and its slave, made
- * the owner's. */
+/* The PTY: the master watched by the loop, the slave the owner's. */
 static int open_pty(struct tty *t, int *slave)
 {
-	struct winsize ws = { .ws_row = (unsigned short)t->rows,
-			      .ws_col = (unsigned short)t->cols };
-	int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	char name[64];
+	struct ttyproc_spec sp = spec(t);
+	int m, rc = ttyproc_open(&sp, &m, slave);
 
-	*slave = -1;
-	if (m < 0)
-		return -errno;
-	if (grantpt(m) < 0 || unlockpt(m) < 0 ||
-	    ptsname_r(m, name, sizeof(name)) != 0 ||
-	    ioctl(m, TIOCSWINSZ, &ws) < 0 ||
-	    (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    own_slave(t, *slave) < 0) {
-		int e = errno;
-
-		close(m);
-		if (*slave >= 0)
-			close(*slave);
-		*slave = -1;
-		return -e;
-	}
-	t->master = (struct loop_watch){ m, on_master, t };
-	return 0;
-}
-
-/* The environment: the session's exported variables, TERM of ours. */
-static char **tty_envp(const struct sess *s)
-{
-	char **envp = envmap_envp(&s->env), **grown;
-	size_t n = 0;
-
-	if (!envp)
-		return NULL;
-	for (char **p = envp; *p; p++) {
-		if (strncmp(*p, "TERM=", 5) == 0)
-			free(*p);
-		else
-			envp[n++] = *p;
-	}
-	grown = realloc(envp, (n + 2) * sizeof(*envp));
-	if (grown)
-		envp = grown;
-	envp[n] = grown ? strdup("TERM=xterm-256color") : NULL;
-	if (envp[n]) {
-		envp[n + 1] = NULL;
-		return envp;
-	}
-	for (size_t i = 0; i < n; i++)
-		free(envp[i]);
-	free(envp);
-	return NULL;
-}
-
-/* In the child: the terminal becomes its controlling terminal and its
- * 0, 1 and 2; nothing else of the daemon's is left; the owner's
- * credentials, then bash -i. */
-static void child(const struct tty *t, int slave, char **envp)
-{
-	char *argv[] = { "bash", "--norc", "--noprofile", "-i", NULL };
-
-	if (conf.tty_rc)
-		argv[1] = "-i", argv[2] = NULL;
-	creds_reset_signals(0);
-	setsid();
-	if ((t->has_cg && contain_enter(&t->cg) < 0) ||
-	    ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 ||
-	    dup2(slave, 1) < 0 || dup2(slave, 2) < 0)
-		_exit(126);
-	/* /dev/fuse and the PTY's master above all */
-	close_range(3, ~0U, 0);
-	envp = creds_envp(envp, t->s->uid);
-	if (creds_become(t->s->uid, t->s->gid) < 0)
-		_exit(126);
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of uid */
-	/* no fallback to "/" but for the workspace (shell.h) */
-	if (chdir(t->s->cwd) < 0 &&
-	    !(shell_cwd_fallback(t->s->cwd) && chdir("/") == 0)) {
-		dprintf(2, "cwd %s: %s\n", t->s->cwd, strerror(errno));
-		_exit(126);
-	}
-	execve(conf.shell, argv, envp);
-	_exit(127);
+	if (rc == 0)
+		t->master = (struct loop_watch){ m, on_master, t };
+	return rc;
 }
 
 static void reaped(struct reap_watch *w, int wstatus);
 
 static int spawn(struct tty *t, int slave)
 {
-	char **envp = tty_envp(t->s);
-	pid_t pid;
+	struct ttyproc_spec sp = spec(t);
+	pid_t pid = ttyproc_spawn(&sp, slave, &t->start);
 
-	if (!envp)
-		return -ENOMEM;
-	pid = fork();
-	if (pid == 0)
-		child(t, slave, envp);
-	envmap_envp_free(envp);
 	if (pid < 0)
-		return -errno;
+		return pid;
 	if (t->has_cg)
 		contain_add(&t->cg, pid);
 	t->pid = pid;
@@ -504,6 +412,8 @@ static void reaped(struct reap_watch *w, int wstatus)
 
 	t->cg.leader = 0;
 	t->pid = 0;
+	if (execerr_reaped(&t->start)) /* its screen says it too */
+		sess_error(t->s, "tty: %s", t->start.why);
 	drain(t, true);	 /* what it printed last */
 	close_master(t); /* hangs up what it left behind */
 	if (t->has_cg)
@@ -683,6 +593,7 @@ void tty_free(struct sess *s)
 		reap_del(&t->reap);
 	}
 	close_master(t);
+	execerr_close(&t->start);
 	loop_timer_del(&t->wake);
 	loop_timer_del(&t->grace);
 	drop_output(t);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include "cast.h"
 #include "contain.h"
+#include "execerr.h"
 #include "keys.h"
 #include "loop.h"
 #include "reap.h"
@@ -54,6 +55,7 @@ struct tty {
 	struct loop_timer retry;  /* looks for the slave after a hangup */
 	struct loop_timer settle; /* feeds the screen what it held */
 	struct reap_watch reap;
+	struct execerr start; /* why its shell did not start */
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
 	uint64_t quiet_ms;
 	char *expect;		 /* the pattern for the next read of expect */

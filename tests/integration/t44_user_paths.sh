@@ -164,6 +164,7 @@ if sfs_until 10 eval 'timeout 2 grep -qx "state exited" "$S/tty/status"'; then
 	pass "s7: the terminal in the deleted cwd ends at once"
 	assert_file_match "$S/tty/status" '^exit 126$' "s7: its shell's status is 126"
 	assert_file_match "$S/tty/screen" "cwd $PUB/pgone: No such file or directory" "s7: its screen says why"
+	assert_file_match "$S/error" "tty: cwd $PUB/pgone: No such file or directory\$" "s7: error says why the terminal did not start"
 	assert_true "s7: pwd did not run there" "the screen: $(timeout 2 cat "$S/tty/screen" | grep -v '^$' | tr '\n' '|')" \
 		bash -c '! timeout 2 grep -qx / "$1"' _ "$S/tty/screen"
 else
