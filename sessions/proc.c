@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <linux/close_range.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "conf/conf.h"
@@ -87,25 +85,7 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
 	    dup2(err, 2) < 0)
 		_exit(126);
-	/* nothing of the daemon's, /dev/fuse above all, but why (execerr.h) */
-	why = fcntl(why, F_DUPFD_CLOEXEC, 3);
-	close_range(3, (unsigned)why - 1, 0);
-	close_range((unsigned)why + 1, ~0U, 0);
-	envp = creds_envp(envp, s->uid);
-	if (creds_become(s->uid, s->gid) < 0)
-		_exit(126);
-	/* after the change of uid, which clears it */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* no fallback to "/" but for the workspace (shell.h) */
-	if (chdir(s->cwd) < 0 &&
-	    !(shell_cwd_fallback(s->cwd) && chdir("/") == 0)) {
-		execerr_say(why, "cwd", s->cwd, errno);
-		dprintf(2, "cwd %s: %s\n", s->cwd, strerror(errno));
-		_exit(126);
-	}
-	execve(conf.shell, argv, envp);
-	execerr_say(why, "cannot run", conf.shell, errno);
-	_exit(127);
+	shell_exec_child(why, s->uid, s->gid, s->cwd, argv, envp);
 }
 
 /* Pipes for stdout, stderr and (when wanted) stdin: fds[0..5]. */

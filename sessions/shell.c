@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "creds.h"
+#include "execerr.h"
 #include "log.h"
 #include "shell.h"
 #include "strbuf.h"
@@ -641,4 +642,29 @@ int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,
 		close(fd);
 	free(text);
 	return rc;
+}
+
+void shell_exec_child(int why, uid_t uid, gid_t gid, const char *cwd,
+		      char **argv, char **envp)
+{
+	int e;
+
+	/* nothing of the daemon's, /dev/fuse above all, but why */
+	why = fcntl(why, F_DUPFD_CLOEXEC, 3);
+	close_range(3, (unsigned)why - 1, 0);
+	close_range((unsigned)why + 1, ~0U, 0);
+	envp = creds_envp(envp, uid);
+	if (creds_become(uid, gid) < 0)
+		_exit(126);
+	/* after the change of uid, which clears it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (chdir(cwd) < 0 && !(shell_cwd_fallback(cwd) && chdir("/") == 0)) {
+		e = errno;
+		execerr_say(why, "cwd", cwd, e);
+		dprintf(2, "cwd %s: %s\n", cwd, strerror(e));
+		_exit(126);
+	}
+	execve(conf.shell, argv, envp);
+	execerr_say(why, "cannot run", conf.shell, errno);
+	_exit(127);
 }

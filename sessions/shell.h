@@ -110,6 +110,13 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
  * that cannot be entered fails the shell, process or terminal: its
  * command was meant for that directory. */
 bool shell_cwd_fallback(const char *cwd);
+/* The end of a forked child of a process or the terminal, its 0-2 set:
+ * closes every other descriptor but why (execerr.h), becomes uid and
+ * gid, enters cwd (no fallback to "/" but for the workspace: else the
+ * reason goes to why and stderr) and execs the configured shell with
+ * argv and envp. Returns only to exit. */
+void shell_exec_child(int why, uid_t uid, gid_t gid, const char *cwd,
+		      char **argv, char **envp);
 /* Writes the prelude file: variables to set and unset, and a cwd (or
  * NULL), as NUL-separated records read by the shell with `read -d ''`. */
 int shell_write_prelude(int dirfd, const char *name, const struct shell_who *w,

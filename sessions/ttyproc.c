@@ -8,9 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/close_range.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -103,24 +101,8 @@ static void child(const struct ttyproc_spec *sp, int slave, int why,
 	    ioctl(slave, TIOCSCTTY, 0) < 0 || dup2(slave, 0) < 0 ||
 	    dup2(slave, 1) < 0 || dup2(slave, 2) < 0)
 		_exit(126);
-	/* /dev/fuse and the PTY's master above all */
-	why = fcntl(why, F_DUPFD_CLOEXEC, 3);
-	close_range(3, (unsigned)why - 1, 0);
-	close_range((unsigned)why + 1, ~0U, 0);
-	envp = creds_envp(envp, sp->uid);
-	if (creds_become(sp->uid, sp->gid) < 0)
-		_exit(126);
-	prctl(PR_SET_PDEATHSIG, SIGKILL); /* after the change of uid */
-	/* no fallback to "/" but for the workspace (shell.h) */
-	if (chdir(sp->cwd) < 0 &&
-	    !(shell_cwd_fallback(sp->cwd) && chdir("/") == 0)) {
-		execerr_say(why, "cwd", sp->cwd, errno);
-		dprintf(2, "cwd %s: %s\n", sp->cwd, strerror(errno));
-		_exit(126);
-	}
-	execve(conf.shell, argv, envp);
-	execerr_say(why, "cannot run", conf.shell, errno);
-	_exit(127);
+	/* nothing else: /dev/fuse and the PTY's master above all */
+	shell_exec_child(why, sp->uid, sp->gid, sp->cwd, argv, envp);
 }
 
 pid_t ttyproc_spawn(const struct ttyproc_spec *sp, int slave,

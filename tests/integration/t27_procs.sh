@@ -320,8 +320,9 @@ assert_true "rmdir tree: its child that ignores TERM is gone when rmdir returns"
 sfs_marker "722.$$"
 assert_start "rmdir completed" rm4 "sleep 722.$$ & echo started"
 assert_file_eq "$P/rm4/exit" $'0\n' "rmdir completed: it exits 0, its child goes on"
+# (the leader may exit before its child has exec'd sleep: wait for it)
 assert_true "rmdir completed: its background child runs" "no sleep 722.$$" \
-	test -n "$(sfs_pids_with_arg "722.$$")"
+	test -n "$(sfs_wait_pids_with_arg "722.$$" 5)"
 check "rmdir completed: rmdir procs/rm4" timeout 10 rmdir "$P/rm4"
 left=$(sfs_pids_with_arg "722.$$")
 assert_true "rmdir completed: its background child is gone when rmdir returns" "still running: $left" test -z "$left"
