@@ -280,7 +280,9 @@ check "the js writer returns after the grace" sfs_wait_gone "$BG" 8
 assert_eq dead "$(field "$JE/status" state)" "an interrupt not honoured kills"
 assert_file_match "$JE/error" 'after ctl interrupt: killed' "error says so"
 check "restart je after the kill" sfs_write "$JE/ctl" $'restart\n'
-fails "closing the driver's answer fifo" je 'const fs = require("fs"); for (const f of fs.readdirSync("/proc/self/fd")) { try { if (fs.readlinkSync("/proc/self/fd/" + f).endsWith(".a (deleted)")) fs.closeSync(Number(f)) } catch (e) {} }'
+# (the daemon unlinks the fifos once it has the driver's ready, which a
+# loaded machine may read after the code has begun: ".a" or ".a (deleted)")
+fails "closing the driver's answer fifo" je 'const fs = require("fs"); for (const f of fs.readdirSync("/proc/self/fd")) { try { if (/\.a( \(deleted\))?$/.test(fs.readlinkSync("/proc/self/fd/" + f))) fs.closeSync(Number(f)) } catch (e) {} }'
 assert_file_match "$JE/error" 'descriptors were closed or replaced' "the js context is dead and says why"
 
 # bad input
@@ -319,7 +321,7 @@ assert_file_match "$S/error" "dropped \\(at most 64 MiB a format, 256 MiB kept\\
 check "pq lives after them" code pq '3'
 assert_file_eq "$Q/result" $'3\n' "the context survives"
 # forged frames, forks, closed descriptors
-check "forged frames" code pq $'import os\nfor f in os.listdir("/proc/self/fd"):\n    try:\n        if os.readlink("/proc/self/fd/" + f).endswith(".a (deleted)"):\n            os.write(int(f), b"result 0\\ndone 0\\n")\n    except OSError:\n        pass\nprint("after")'
+check "forged frames" code pq $'import os\nfor f in os.listdir("/proc/self/fd"):\n    try:\n        if os.readlink("/proc/self/fd/" + f).endswith((".a", ".a (deleted)")):\n            os.write(int(f), b"result 0\\ndone 0\\n")\n    except OSError:\n        pass\nprint("after")'
 assert_file_eq "$Q/stdout" $'after\n' "a forged done does not end the execution"
 check "no forged result" test ! -e "$Q/results/1"
 assert_file_match "$S/error" "without the execution's key was dropped" "forged frames are dropped with a line"
