@@ -14,7 +14,6 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <sys/prctl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "creds.h"
@@ -25,53 +24,20 @@
 
 extern char **environ;
 
-/* The drivers' copies: a subdirectory of the runtime directory. */
-#define DRIVERS_DIR "drivers"
-
-/* Copies the file at src to name in dirfd, mode 0444, made anew. */
-static int copy_file(const char *src, int dirfd, const char *name)
-{
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
-	ssize_t n;
-
-	if (in < 0)
-		return -errno;
-	unlinkat(dirfd, name, 0);
-	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (out < 0)
-		rc = -errno;
-	while (rc == 0 && (n = sendfile(out, in, NULL, 1 << 20)) != 0)
-		if (n < 0)
-			rc = -errno;
-	if (rc == 0 && fchmod(out, 0444) < 0) /* whatever the umask */
-		rc = -errno;
-	close(in);
-	if (out >= 0)
-		close(out);
-	return rc;
-}
-
 bool ctxproc_driver(const char *file, char *buf, size_t len)
 {
-	static char dir[PATH_MAX];
-	static int dirfd = -1;
 	char src[PATH_MAX];
-	int rc = 0;
+	int rc;
 
 	if (!shell_find_file(file, src, sizeof(src)))
 		return false;
-	if (dirfd < 0)
-		rc = dirfd = rtdir_make(DRIVERS_DIR, dir, sizeof(dir));
-	/* made once: the file of this start, whatever later replaces it */
-	if (rc >= 0 && faccessat(dirfd, file, R_OK, 0) < 0)
-		rc = copy_file(src, dirfd, file);
-	if (rc >= 0) {
-		snprintf(buf, len, "%s/%s", dir, file);
-		return true;
+	rc = rtdir_copy(src, file, 0444, buf, len);
+	if (rc < 0) {
+		log_msg(LOG_WARNING,
+			"cannot copy %s into the runtime directory: %s", src,
+			strerror(-rc));
+		snprintf(buf, len, "%s", src);
 	}
-	log_msg(LOG_WARNING, "cannot copy %s into the runtime directory: %s",
-		src, strerror(-rc));
-	snprintf(buf, len, "%s", src);
 	return true;
 }
 

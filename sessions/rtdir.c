@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -152,4 +153,52 @@ int rtdir_make(const char *name, char *path, size_t len)
 void rtdir_remove(const char *name)
 {
 	remove_spool(rt_fd, name);
+}
+
+/* The copies of rtdir_copy: a subdirectory, made at the first. */
+#define COPIES_DIR "drivers"
+
+/* Copies the file at src to name in dirfd with mode, made anew. */
+static int copy_file(const char *src, int dirfd, const char *name,
+		     mode_t mode)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	unlinkat(dirfd, name, 0);
+	out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		     0600);
+	if (out < 0)
+		rc = -errno;
+	while (rc == 0 && (n = sendfile(out, in, NULL, 1 << 20)) != 0)
+		if (n < 0)
+			rc = -errno;
+	if (rc == 0 && fchmod(out, mode) < 0) /* whatever the umask */
+		rc = -errno;
+	close(in);
+	if (out >= 0)
+		close(out);
+	if (rc < 0)
+		unlinkat(dirfd, name, 0);
+	return rc;
+}
+
+int rtdir_copy(const char *src, const char *name, mode_t mode, char *path,
+	       size_t len)
+{
+	static char dir[PATH_MAX];
+	static int dirfd = -1;
+	struct stat st;
+	int rc = 0;
+
+	if (dirfd < 0)
+		rc = dirfd = rtdir_make(COPIES_DIR, dir, sizeof(dir));
+	/* made once: the file of this start, whatever later replaces it */
+	if (rc >= 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		rc = copy_file(src, dirfd, name, mode);
+	if (rc >= 0)
+		snprintf(path, len, "%s/%s", dir, name);
+	return rc < 0 ? rc : 0;
 }

@@ -6,6 +6,7 @@
 #define SFS_RTDIR_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Makes the directory, removing those of instances that died. Returns 0
  * or -errno. */
@@ -15,6 +16,13 @@ void rtdir_fini(void);
 /* Makes the subdirectory name; its path goes to path. Returns an open
  * descriptor of it or -errno. */
 int rtdir_make(const char *name, char *path, size_t len);
+/* The path of a copy of the file src, named name, with mode (0444 for
+ * a driver anyone may run, 0111 for a program no user may read), in a
+ * subdirectory of the runtime directory; made at the first call for
+ * name, so it is the file of this start whatever later replaces src.
+ * Returns 0 or -errno. */
+int rtdir_copy(const char *src, const char *name, mode_t mode, char *path,
+	       size_t len);
 /* Removes the subdirectory name and its files. */
 void rtdir_remove(const char *name);
 

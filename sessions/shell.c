@@ -48,6 +48,7 @@
 #include "creds.h"
 #include "execerr.h"
 #include "log.h"
+#include "rtdir.h"
 #include "shell.h"
 #include "strbuf.h"
 #include "vclone.h"
@@ -429,6 +430,28 @@ static int make_exit_files(const struct shell_who *w)
 	return rc;
 }
 
+/* The program of w's shell: for an owner other than the daemon's user,
+ * a copy of bash that no user may read (mode 0111, root's, rtdir.h).
+ * The kernel makes a process that execs a file it may not read not
+ * dumpable from the exec on, so no process of the owner's can trace the
+ * new shell or open its /proc files before its driver has made it so
+ * itself (PR_SET_DUMPABLE), a window in which a tracer could keep it
+ * dumpable and then open its pipes. Without the copy (logged), bash. */
+static const char *program(const char *bash, const struct shell_who *w,
+			   char *buf, size_t len)
+{
+	int rc;
+
+	if (w->uid == geteuid())
+		return bash;
+	rc = rtdir_copy(bash, "bash", 0111, buf, len);
+	if (rc == 0)
+		return buf;
+	log_msg(LOG_WARNING, "cannot copy %s into the runtime directory: %s",
+		bash, strerror(-rc));
+	return bash;
+}
+
 /* Starts bash with the driver and its argument arg (the session's
  * directory, or DRV's template argument) on ctl_r and res_w. Returns its
  * pid or -errno. */
@@ -439,7 +462,7 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	int drv = shell_load_driver();
 	struct creds_plan cr;
 	struct spawn *sp;
-	char *argv[64];
+	char *argv[64], prog[PATH_MAX];
 	pid_t pid;
 
 	if (drv < 0)
@@ -451,7 +474,7 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	if (pid < 0)
 		return pid;
 	make_argv(argv, arg);
-	sp = pack(bash, argv, &cr, w->cwd);
+	sp = pack(program(bash, w, prog, sizeof(prog)), argv, &cr, w->cwd);
 	creds_plan_free(&cr);
 	if (!sp)
 		return -ENOMEM;

@@ -352,6 +352,12 @@ for f in /proc/$$/fd/200 /proc/$$/task/*/fd/200; do [ -e "$f" ] && n=$((n + 1));
 	got=$(for f in /proc/"$pid"/task/*/fd/0 /proc/"$pid"/task/*/fd/201; do
 		[ -p "$f" ] && stat -L -c '%u %a' "$f"; done 2>/dev/null | sort -u | tr '\n' ' ')
 	assert_eq "${UID_OF[$who]} 600 " "$got" "$label: the shell's pipes are $who's, mode 0600"
+	# its program is a copy of bash she may run but not read: the kernel
+	# makes such a process not dumpable from its exec on, so none of her
+	# processes could trace it before its driver starts
+	got=$(readlink "/proc/$pid/exe" 2>&1)
+	assert_eq "0 111" "$(stat -c '%u %a' -- "$got" 2>&1)" "$label: the shell runs an exec-only copy of bash ($got)"
+	assert_errno EACCES "$label: she cannot read that copy" "${AS[@]}" head -c 1 -- "$got"
 	n=$(grep -c "session $(basename "$dir"): the shell ended" "$SFS_TMP/daemon.log")
 	assert_eq 0 "$n" "$label: the log says no shell of it ended"
 	timeout 10 "${AS[@]}" rmdir -- "$dir" 2>/dev/null
@@ -429,6 +435,29 @@ done
 # state across runs, as owners other than the daemon's user
 persist u1 "$MNT/sessions/st-u1" "allow_other"
 persist nobody "$MNT/sessions/st-nobody" "allow_other"
+
+# A tracer of hers never gets hold of a new shell of hers: from its exec
+# on it is not dumpable (an exec-only bash), so PTRACE_SEIZE fails in the
+# window before its driver starts (which then kept it dumpable and let
+# her open its pipes).
+SEIZE=$SFS_TMP/seize
+if ${CC:-cc} -O2 -o "$SEIZE" "$(dirname "$0")/helpers/seize.c" 2>"$SFS_TMP/cc.err"; then
+	chmod 755 "$SEIZE" # (SFS_TMP is 0711)
+	asu u1
+	for n in 1 2; do timeout 10 "${AS[@]}" mkdir "$MNT/sessions/tr$n"; done
+	for n in 1 2; do
+		timeout -k 2 20 "${AS[@]}" bash -c 'end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do echo exit >"$1/cmd"; done' \
+			_ "$MNT/sessions/tr$n" 2>/dev/null &
+		SFS_BG_PIDS+=($!)
+	done
+	got=$(timeout -k 2 20 "${AS[@]}" "$SEIZE" 4)
+	wait "${SFS_BG_PIDS[@]: -2}" 2>/dev/null
+	assert_true "tracer: she saw her new shells start" "seized/tried: $got" test "${got#* }" -gt 0
+	assert_eq 0 "${got%% *}" "tracer: she seized none of her new shells (seized/tried: $got)"
+	for n in 1 2; do timeout 10 "${AS[@]}" rmdir "$MNT/sessions/tr$n"; done
+else
+	fail "tracer: compile helpers/seize.c" "$(head -c 300 "$SFS_TMP/cc.err")"
+fi
 # a user's commands (processes other than the shell) cannot open the
 # shell's /proc files, and so not its driver's pipes: no report forged
 read -r -d '' FORGE <<'EOF'
