@@ -12,7 +12,8 @@ lib=${1:-$top/build/libsfscore.a}
 [ -f "$lib" ] || { echo "deps.sh: no $lib (build first)" >&2; exit 2; }
 
 # nm -A: "LIB:MEMBER:ADDR T name" for what a member defines, "LIB:MEMBER:
-# U name" for what it uses; members are named like sessions_run.c.o.
+# U name" for what it uses; members are named like sessions_core_loop.c.o
+# (no file name of the library has a "_").
 edges=$(nm -A "$lib" | awk '
 	{
 		split($1, p, ":"); f = p[2]
@@ -36,7 +37,7 @@ if ! echo "$edges" | cut -d: -f1 | tsort >/dev/null 2>"${TMPDIR:-/tmp}/deps.$$";
 	status=1
 fi
 rm -f "${TMPDIR:-/tmp}/deps.$$"
-if grep -l '#include "fs/' "$top"/sessions/*.[ch]; then
+if grep -l '#include "fs/' "$top"/sessions/*/*.[ch]; then
 	echo "FAIL: sessions/ includes fs/" >&2
 	status=1
 fi
