@@ -17,6 +17,7 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
 
 enum ft {

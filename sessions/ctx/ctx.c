@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "sessions/core/objs.h"
+#include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
 
 const char *ctx_lang_name(enum ctx_lang l)
@@ -93,6 +94,7 @@ int ctx_new(struct sess *s, const char *name, struct ctx **out)
 		return rc;
 	}
 	list_add_tail(&s->ctxs, &c->link);
+	sess_part_add(s, &c->part, &ctx_part_ops);
 	s->nctxs++;
 	*out = c;
 	return 0;
@@ -419,4 +421,10 @@ void ctx_json_put(void *arg)
 		j->owner->json = NULL;
 	free(j->p);
 	free(j);
+}
+
+void ctx_exec_release(struct run *r)
+{
+	ctx_exec_free(r->cx, objs_del);
+	free(r->cx);
 }

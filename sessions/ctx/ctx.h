@@ -19,6 +19,7 @@
 #include "sessions/core/loop.h"
 #include "sessions/core/names.h"
 #include "sessions/core/reap.h"
+#include "sessions/session/part.h"
 #include "sessions/session/run.h"
 #include "sessions/core/strbuf.h"
 
@@ -68,6 +69,7 @@ struct ctx {
 	int64_t kill_at;
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
+	struct sess_part part; /* in its session's parts */
 };
 
 /* mkdir contexts/NAME: -EINVAL (bad name), -EEXIST, -ENOENT (dying
@@ -96,10 +98,14 @@ void ctx_interrupt_exec(struct ctx *c, struct run *r);
 /* rmdir: ends the interpreter and whatever it started, drops c, then
  * calls cb(arg). */
 int ctx_remove(struct ctx *c, void (*cb)(void *), void *arg);
-/* The session is being deleted: every interpreter gets KILL. */
-void ctx_kill_all(struct sess *s);
-/* The session is freed: its contexts go. */
-void ctx_free_all(struct sess *s);
+/* What its session asks of a context (part.h, ctxpart.c): at the
+ * session's deletion its queue is canceled and its interpreter gets
+ * KILL (ctx_hangup); when the session is freed it goes (ctx_free). */
+extern const struct sess_part_ops ctx_part_ops;
+void ctx_hangup(struct ctx *c);
+void ctx_free(struct ctx *c);
+/* An execution's record goes with its run (run part_free). */
+void ctx_exec_release(struct run *r);
 struct run *ctx_latest(struct ctx *c);
 /* A frame of the active execution's answer, applied to its record. A
  * format or an error text is kept within CTX_KEEP_MAX with those kept

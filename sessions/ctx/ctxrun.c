@@ -26,6 +26,7 @@
 #include "sessions/core/log.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/output.h"
+#include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
 
 static void pump(struct ctx *c);
@@ -81,6 +82,7 @@ struct run *ctx_submit(struct ctx *c, const char *code, size_t len, int *err)
 		*err = -ENOMEM;
 		goto fail;
 	}
+	r->part_free = ctx_exec_release;
 	r->sess = c->sess;
 	*err = run_set_cmd(r, c->sess->dirfd, code, len);
 	snprintf(no, sizeof(no), "%u", c->next_no + 1);
@@ -479,6 +481,7 @@ static void drop(struct ctx *c)
 	}
 	contain_free(&c->cg);
 	list_del(&c->link);
+	sess_part_del(&c->part);
 	s->nctxs--;
 	objs_del(c->id);
 	envmap_free(&c->env);
@@ -669,26 +672,18 @@ int ctx_remove(struct ctx *c, void (*cb)(void *), void *arg)
 	return 0;
 }
 
-void ctx_kill_all(struct sess *s)
+void ctx_hangup(struct ctx *c)
 {
-	for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next) {
-		struct ctx *c = list_entry(l, struct ctx, link);
-
-		fail_queue(c, END_CANCELED);
-		contain_kill(&c->cg);
-		if (c->pid)
-			kill(c->pid, SIGKILL);
-	}
+	fail_queue(c, END_CANCELED);
+	contain_kill(&c->cg);
+	if (c->pid)
+		kill(c->pid, SIGKILL);
 }
 
-void ctx_free_all(struct sess *s)
+void ctx_free(struct ctx *c)
 {
-	while (!list_empty(&s->ctxs)) {
-		struct ctx *c = list_entry(s->ctxs.next, struct ctx, link);
-
-		if (c->pid)
-			kill(c->pid, SIGKILL);
-		contain_kill(&c->cg);
-		drop(c);
-	}
+	if (c->pid)
+		kill(c->pid, SIGKILL);
+	contain_kill(&c->cg);
+	drop(c);
 }

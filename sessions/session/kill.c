@@ -8,10 +8,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include "conf/conf.h"
-#include "sessions/ctx/ctx.h"
 #include "sessions/session/kill.h"
 #include "sessions/session/sess.h"
-#include "sessions/tty/tty.h"
 #include "sessions/session/shell.h"
 
 /* How long a killed run may stay in the shell once its processes are
@@ -218,16 +216,12 @@ static bool anything_running(void)
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		if (s->active && s->active->state == RUN_RUNNING)
 			return true;
-		if (contain_signal(&s->cg, 0, s->pid) > 0 || tty_alive(s->tty))
+		if (contain_signal(&s->cg, 0, s->pid) > 0 || sess_parts_busy(s))
 			return true;
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
 			if (list_entry(l, struct run, link)->state ==
 			    RUN_RUNNING)
-				return true;
-		for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next)
-			if (list_entry(l, struct ctx, link)->state ==
-			    CTX_RUNNING)
 				return true;
 	}
 	return false;
@@ -262,17 +256,10 @@ void sess_killall(void (*cb)(void *), void *arg)
 
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		sess_kill_run(s, SIGTERM, END_KILLED);
-		if (s->tty && tty_kill(s->tty, SIGHUP) == 0)
-			tty_kill(s->tty, SIGTERM); /* bash -i ignores TERM */
 		for (struct list *l = s->procs.next; l != &s->procs;
 		     l = l->next)
 			proc_signal(list_entry(l, struct run, link), SIGTERM);
-		/* an execution is interrupted, its interpreter killed if it
-		 * does not stop within the grace; the context's state stays */
-		for (struct list *l = s->ctxs.next; l != &s->ctxs; l = l->next)
-			if (list_entry(l, struct ctx, link)->state ==
-			    CTX_RUNNING)
-				ctx_interrupt(list_entry(l, struct ctx, link));
+		sess_parts_stop(s);
 	}
 	if (!k) {
 		cb(arg);

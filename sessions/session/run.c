@@ -11,7 +11,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "sessions/ctx/ctxproto.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/run.h"
 #include "sessions/session/sess.h"
@@ -129,9 +128,8 @@ void run_unref(struct run *r)
 	spool_close(&r->err);
 	outidx_close(&r->all);
 	free(r->stdin_q.p);
-	if (r->cx)
-		ctx_exec_free(r->cx, objs_del);
-	free(r->cx);
+	if (r->part_free)
+		r->part_free(r);
 	free(r->name);
 	free(r);
 }

@@ -90,6 +90,9 @@ struct run {
 	 * (NULL once it is gone) and what it produced. */
 	struct ctx *ctx;
 	struct ctx_exec *cx;
+	/* What its kind keeps beyond these fields (an execution's record),
+	 * freed with the run; NULL: nothing. */
+	void (*part_free)(struct run *r);
 };
 
 /* Called whenever a run gains output or changes state (set by fs/). */

@@ -22,7 +22,6 @@
 #include "sessions/session/sess.h"
 #include "sessions/session/table.h"
 #include "sessions/session/tmpl.h"
-#include "sessions/tty/tty.h"
 
 /* How often a dying session looks whether its processes are gone. */
 #define DYING_POLL_MS 10
@@ -129,6 +128,7 @@ static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
 	list_init(&s->runs);
 	list_init(&s->procs);
 	list_init(&s->ctxs);
+	list_init(&s->parts);
 	*rc = sess_setup(s);
 	if (*rc == 0)
 		return s;
@@ -285,8 +285,7 @@ static void finalize(struct sess *s)
 	if (sess_env_ready_hook) /* no variables will come: answer what waits */
 		sess_env_ready_hook(s);
 	proc_free_all(s);
-	ctx_free_all(s);
-	tty_free(s);
+	sess_parts_free(s);
 	chores_forget(s);
 	loop_timer_del(&s->run_timer);
 	loop_timer_del(&s->dying_timer);
@@ -316,7 +315,7 @@ static void finalize(struct sess *s)
 /* Finalizes s when nothing of it runs any more. Returns true if freed. */
 static bool try_finalize(struct sess *s)
 {
-	if (s->pid || tty_alive(s->tty) || !contain_empty(&s->cg))
+	if (s->pid || sess_parts_alive(s) || !contain_empty(&s->cg))
 		return false;
 	finalize(s);
 	return true;
@@ -339,8 +338,7 @@ static void on_dying_timer(struct loop_timer *t)
 		contain_kill(&s->cg);
 		if (s->pid)
 			kill(s->pid, SIGKILL);
-		if (s->tty)
-			tty_kill(s->tty, SIGKILL);
+		sess_parts_kill(s);
 		s->hard_killed = true;
 	}
 	loop_timer_add(t, now + DYING_POLL_MS, on_dying_timer, s);
@@ -360,11 +358,10 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 		close(s->ctl_fd);
 	s->ctl_fd = -1;
 	contain_signal(&s->cg, SIGTERM, 0);
-	tty_hangup(s->tty);
 	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
 		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
 			       0);
-	ctx_kill_all(s);
+	sess_parts_hangup(s);
 	if (s->pid) {
 		driver_sched(s, false);
 		kill(s->pid, SIGTERM);

@@ -11,12 +11,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "sessions/core/contain.h"
-#include "sessions/ctx/ctx.h"
 #include "sessions/core/envmap.h"
 #include "sessions/session/errlog.h"
 #include "sessions/core/list.h"
 #include "sessions/core/loop.h"
 #include "sessions/core/names.h"
+#include "sessions/session/part.h"
 #include "sessions/session/proc.h"
 #include "sessions/core/reap.h"
 #include "sessions/session/run.h"
@@ -74,6 +74,7 @@ struct sess {
 
 	struct errlog errs;
 	struct tty *tty; /* its terminal (tty/), made at first use */
+	struct list parts; /* its terminal and contexts (part.h) */
 
 	struct contain cg;
 	bool dying, hard_killed, is_default;

@@ -52,6 +52,7 @@ struct tty *tty_of(struct sess *s)
 	t->cast.fd = -1;
 	t->cg.dfd = -1;
 	s->tty = t;
+	sess_part_add(s, &t->part, &tty_part_ops);
 	return t;
 }
 

@@ -17,6 +17,7 @@
 #include "sessions/core/loop.h"
 #include "sessions/core/reap.h"
 #include "sessions/core/strbuf.h"
+#include "sessions/session/part.h"
 #include "sessions/tty/term.h"
 
 struct sess;
@@ -61,6 +62,7 @@ struct tty {
 	struct loop_timer wake;	 /* a waiter's deadline */
 	struct loop_timer grace; /* a kill's escalation to KILL */
 	bool restart;		 /* start anew once the shell is reaped */
+	struct sess_part part;	 /* in its session's parts (ttypart.c) */
 };
 
 /* s's terminal, made (with no process) if it has none; NULL on ENOMEM. */
@@ -87,10 +89,13 @@ void tty_wake_at(struct tty *t, int64_t when);
 /* The status file's text (t may be NULL). */
 char *tty_status(const struct tty *t, size_t *len);
 
-/* For the session's own life (sess.c): its deletion hangs the terminal
- * up; whether its shell is still to be reaped; its end. */
+/* For the terminal as a part of its session (ttypart.c): the session's
+ * deletion hangs it up; whether its shell is still to be reaped; its
+ * end. */
 void tty_hangup(struct tty *t);
 bool tty_alive(const struct tty *t);
 void tty_free(struct sess *s);
+/* What its session asks of a terminal (part.h). */
+extern const struct sess_part_ops tty_part_ops;
 
 #endif
