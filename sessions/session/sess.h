@@ -2,7 +2,8 @@
  * sess.h - a session and the API of the session layer: the table and
  * life of sessions (sess.c, table.c), their queue of runs (runs.c), their
  * shell (driver.c), environment and cwd (env.c), kills and timeouts
- * (kill.c), background processes (proc.h) and refusals (errlog.h).
+ * (kill.c), background processes (proc.h), refusals (errlog.h) and its
+ * parts, a terminal and contexts, which it knows by their ops (part.h).
  */
 #ifndef SFS_SESS_H
 #define SFS_SESS_H
