@@ -18,8 +18,8 @@ struct sess_part;
 /* What a session asks of its parts. An operation a kind does not need
  * is NULL: nothing to do, or false. */
 struct sess_part_ops {
-	/* The session is deleted: its processes get TERM, and so does what
-	 * the part runs (its queue canceled, its processes signalled). */
+	/* The session is deleted (its processes get TERM): the part ends
+	 * what it runs and cancels what it has queued. */
 	void (*hangup)(struct sess_part *p);
 	/* killall: what the part runs now is ended; the part stays. */
 	void (*stop)(struct sess_part *p);
