@@ -11,7 +11,7 @@
 #include <syslog.h>
 #include <sys/stat.h>
 #include "conf.h"
-#include "sessions/names.h"
+#include "sessions/core/names.h"
 
 enum kind { K_STR, K_UINT, K_BOOL, K_GROUP, K_LEVEL, K_SHELL };
 

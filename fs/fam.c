@@ -11,8 +11,8 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "fdq.h"
-#include "sessions/log.h"
-#include "sessions/run.h"
+#include "sessions/core/log.h"
+#include "sessions/session/run.h"
 
 static struct list open_files = LIST_INIT(open_files);
 

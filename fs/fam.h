@@ -10,7 +10,7 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include "park.h"
-#include "sessions/strbuf.h"
+#include "sessions/core/strbuf.h"
 #include "tree.h"
 
 #define FAM_ENTRY_TTL 60.0 /* names that never change meaning */

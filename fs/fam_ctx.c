@@ -10,7 +10,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_ctx.h"
-#include "sessions/objs.h"
+#include "sessions/core/objs.h"
 
 static char *lang_text(const struct node *n, size_t *len)
 {

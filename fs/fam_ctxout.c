@@ -12,7 +12,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_ctx.h"
-#include "sessions/objs.h"
+#include "sessions/core/objs.h"
 
 static struct ctx *ctx_of(const struct fh *fh)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "fam.h"
 #include "fam_env.h"
-#include "sessions/log.h"
+#include "sessions/core/log.h"
 
 /* rc of the session layer as a handler's result */
 static int done(int rc)

@@ -8,10 +8,10 @@
 #include "fam.h"
 #include "fam_health.h"
 #include "fdq.h"
-#include "sessions/cpulat.h"
-#include "sessions/driver.h"
-#include "sessions/sess.h"
-#include "sessions/spool.h"
+#include "sessions/core/cpulat.h"
+#include "sessions/session/driver.h"
+#include "sessions/session/sess.h"
+#include "sessions/session/spool.h"
 
 #ifndef SFS_VERSION
 #define SFS_VERSION "0"

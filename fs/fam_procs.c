@@ -9,7 +9,7 @@
 #include "fam.h"
 #include "fam_procs.h"
 #include "fam_run.h"
-#include "sessions/ctl.h"
+#include "sessions/core/ctl.h"
 
 static off_t cmd_size(const struct node *n)
 {

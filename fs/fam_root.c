@@ -12,8 +12,8 @@
 #include "fam_sessions.h"
 #include "files.h"
 #include "readme.h"
-#include "sessions/ctl.h"
-#include "sessions/log.h"
+#include "sessions/core/ctl.h"
+#include "sessions/core/log.h"
 
 static char *readme_text(const struct node *n, size_t *len)
 {

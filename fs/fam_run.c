@@ -11,7 +11,7 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "fam_run.h"
-#include "sessions/names.h"
+#include "sessions/core/names.h"
 
 static off_t cmd_size(const struct node *n)
 {

@@ -12,7 +12,7 @@
 #include "fam_run.h"
 #include "fam_session.h"
 #include "fam_tty.h"
-#include "sessions/ctl.h"
+#include "sessions/core/ctl.h"
 
 static char *cwd_text(const struct node *n, size_t *len)
 {

@@ -12,7 +12,7 @@
 #include "fam.h"
 #include "fam_session.h"
 #include "fam_sessions.h"
-#include "sessions/log.h"
+#include "sessions/core/log.h"
 
 /* Whether uid may have one more session: the mounter and root always
  * (max_sessions bounds everything), another user up to its share; but

@@ -14,9 +14,9 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_tty.h"
-#include "sessions/ctl.h"
-#include "sessions/names.h"
-#include "sessions/tty.h"
+#include "sessions/core/ctl.h"
+#include "sessions/core/names.h"
+#include "sessions/tty/tty.h"
 
 /* What an open file of tty/ keeps: the pattern and deadline of its
  * expect (0: from its first read or poll), where its read of

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fdq.h"
-#include "sessions/log.h"
+#include "sessions/core/log.h"
 
 #define NOBODY	  ((uid_t)-1) /* a descriptor counted for no user */
 #define LIMIT_MAX (1u << 24)  /* more than the kernel's nr_open allows */

@@ -27,7 +27,7 @@
 #include "fdq.h"
 #include "files.h"
 #include "files_node.h"
-#include "sessions/objs.h"
+#include "sessions/core/objs.h"
 #include "tree.h"
 
 /* An open directory. */

@@ -27,8 +27,8 @@
 #include <unistd.h>
 #include "fdq.h"
 #include "files_node.h"
-#include "sessions/log.h"
-#include "sessions/objs.h"
+#include "sessions/core/log.h"
+#include "sessions/core/objs.h"
 #include "tree.h"
 
 #define NGROUPS_KEPT 256 /* supplementary groups taken from a caller */

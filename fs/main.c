@@ -31,11 +31,11 @@
 #include "mountpoint.h"
 #include "ops.h"
 #include "park.h"
-#include "sessions/cpulat.h"
-#include "sessions/log.h"
-#include "sessions/loop.h"
-#include "sessions/sess.h"
-#include "sessions/shell.h"
+#include "sessions/core/cpulat.h"
+#include "sessions/core/log.h"
+#include "sessions/core/loop.h"
+#include "sessions/session/sess.h"
+#include "sessions/session/shell.h"
 
 #ifndef SFS_VERSION
 #define SFS_VERSION "0"

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "mountpoint.h"
-#include "sessions/log.h"
+#include "sessions/core/log.h"
 
 /* A live daemon answers a stat of its root at once; a stopped one never. */
 #define PROBE_MS 5000

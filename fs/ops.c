@@ -15,7 +15,7 @@
 #include "fam_root.h"
 #include "ops.h"
 #include "park.h"
-#include "sessions/log.h"
+#include "sessions/core/log.h"
 
 static const struct fops no_ops;
 

@@ -13,8 +13,8 @@
 
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
-#include "sessions/run.h"
-#include "sessions/sess.h"
+#include "sessions/session/run.h"
+#include "sessions/session/sess.h"
 
 struct park {
 	struct list link; /* in its list, or the interrupted list */

@@ -17,7 +17,8 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include "sessions/sess.h"
+#include "sessions/ctx/ctx.h"
+#include "sessions/session/sess.h"
 
 enum ft {
 	FT_NONE,

@@ -123,7 +123,7 @@ llvm-profdata merge -sparse -o "$cov/profiles/all.profdata" \
 	"$cov"/profiles/*.profraw
 echo "== coverage by the corpora (lines, branches)"
 llvm-cov report "${objects[@]:1}" -instr-profile="$cov/profiles/all.profdata" |
-	awk '$1 ~ /^(sessions|conf)\/(ctl|names|envmap|shell|load|ctxproto|keys|term|vtskip|vtwide|vtsize)\.c$/ {
+	awk '$1 ~ /^(sessions\/[a-z]+|conf)\/(ctl|names|envmap|shell|load|ctxproto|keys|term|vtskip|vtwide|vtsize)\.c$/ {
 		printf "%-20s lines %7s  branches %7s\n", $1, $10, $13 }'
 # shell.c is mostly spawning: its parser alone
 if [[ " ${all[*]} " == *" frame "* ]]; then

@@ -13,8 +13,9 @@ cd "$top" || exit 2
 bad=0
 good=0
 
-for f in fs/*.[ch] sessions/*.[ch] sessions/*/*.[ch] conf/*.[ch]; do
-	[ -e "$f" ] || continue
+# every C file at any depth (sessions/ has a folder per layer, and
+# sessions/sfsdrv/ its own)
+while read -r f; do
 	n=$(wc -l <"$f")
 	if [ "$n" -gt 700 ]; then
 		echo "not ok limits: $f has $n lines (at most 700)"
@@ -36,7 +37,7 @@ for f in fs/*.[ch] sessions/*.[ch] sessions/*/*.[ch] conf/*.[ch]; do
 		start && !body && /;[ \t]*$/ { start = 0 } # a prototype
 		/^}/ && start { if (NR - start + 1 > 60) print NR - start + 1, name; start = 0 }
 	' "$f")
-done
+done < <(find fs sessions conf -name '*.[ch]' | sort)
 
 if [ -e fs/ops.c ] && grep -q 'case FT_' fs/ops.c; then
 	echo "not ok limits: fs/ops.c switches on file types ($(grep -c 'case FT_' fs/ops.c) case FT_ labels)"

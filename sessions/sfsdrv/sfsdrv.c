@@ -1,7 +1,7 @@
 /*
  * sfsdrv.c - the session shell's driver: a bash loadable builtin
  * (sfsdrv.so, `sfs_driver DIR`) that runs the protocol of
- * sessions/shell.h from C, so that nothing a command does in its shell
+ * sessions/session/shell.h from C, so that nothing a command does in its shell
  * (functions, aliases, variables, options, traps, closed descriptors)
  * can reach the protocol. This file has the loop: the control line, the
  * prelude, running a command and abandoning it. fds.c keeps the
@@ -446,7 +446,7 @@ static int sfs_driver_builtin(WORD_LIST *list)
 }
 
 static char *sfs_driver_doc[] = {
-	"The sessionfs session driver (see sessions/shell.h).",
+	"The sessionfs session driver (see sessions/session/shell.h).",
 	NULL,
 };
 

@@ -1,7 +1,7 @@
 /*
  * tmpl.c - the driver as a template (`sfs_driver --template`): a shell
  * that has loaded the driver and runs no command, and that forks the
- * shells of new sessions on the daemon's request (sessions/tmpl.c is the
+ * shells of new sessions on the daemon's request (sessions/session/tmpl.c is the
  * daemon's side). A fork costs a fraction of starting bash (exec, the
  * dynamic linker, bash's start, the module).
  *

@@ -169,8 +169,9 @@ if [ ! -x "$feed" ] && wants tty_feed; then
 	feed=$work/tty_feed top=$here/../..
 	# shellcheck disable=SC2086 # CC may hold options
 	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE \
-		-I"$top" -o "$feed" "$here/tty_feed.c" "$top/sessions/term.c" \
-		"$top/sessions/vtskip.c" "$top/sessions/strbuf.c" -lvterm ||
+		-I"$top" -o "$feed" "$here/tty_feed.c" "$top/sessions/tty/term.c" \
+		"$top/sessions/tty/vtskip.c" "$top/sessions/tty/vtsize.c" \
+		"$top/sessions/tty/vtwide.c" "$top/sessions/core/strbuf.c" -lvterm ||
 		exit 1
 fi
 bench exec_latency 300 "$bins/exec_latency" -i "$mnt" "${EXEC_LATENCY_N:-2000}"

@@ -1,5 +1,5 @@
 /*
- * tty_feed.c - the terminal's emulator alone (sessions/term.c): MiB of
+ * tty_feed.c - the terminal's emulator alone (sessions/tty/term.c): MiB of
  * what `cat` of a text file prints through a PTY (79-character lines
  * and "\r\n"), fed in 4 KiB chunks as the daemon feeds them (pieces of
  * term_piece lines to term_take), then the screen read and its last
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "sessions/term.h"
+#include "sessions/tty/term.h"
 
 #define LINE  81 /* 79 characters and "\r\n" */
 #define CHUNK 4096

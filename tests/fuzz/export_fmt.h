@@ -1,13 +1,13 @@
 /* export_fmt.h - writes variables the way bash's `export -p` prints
  * them, in both of its quotings, so that the harnesses can check that
- * sessions/envmap.c reads back what bash would have written. */
+ * sessions/core/envmap.c reads back what bash would have written. */
 #ifndef SFS_EXPORT_FMT_H
 #define SFS_EXPORT_FMT_H
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "sessions/strbuf.h"
+#include "sessions/core/strbuf.h"
 
 /* How to print: which line prefix, and the quoting of values. */
 struct export_style {

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "fuzz.h"
 #include "conf/conf.h"
-#include "sessions/names.h"
+#include "sessions/core/names.h"
 
 static char path[64];
 static int fd = -1;

@@ -1,9 +1,9 @@
-/* fuzz_ctl.c - ctl lines (sessions/ctl.c): the input is what a client
+/* fuzz_ctl.c - ctl lines (sessions/core/ctl.c): the input is what a client
  * writes to a ctl file, cut into lines the way fs/ops.c cuts it. */
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/ctl.h"
-#include "sessions/names.h"
+#include "sessions/core/ctl.h"
+#include "sessions/core/names.h"
 
 static int parse_str(const char *s, struct ctl_cmd *c)
 {

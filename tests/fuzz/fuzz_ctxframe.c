@@ -1,11 +1,11 @@
 /* fuzz_ctxframe.c - the frames of code contexts' drivers (ctxproto_parse
- * in sessions/ctxproto.c), read one after another as sessions/ctxrun.c
+ * in sessions/ctx/ctxproto.c), read one after another as sessions/ctx/ctxrun.c
  * reads them, and applied to an execution's record (ctx_exec_frame),
  * whose texts (error, result.json) are then made. */
 #include <errno.h>
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/ctxproto.h"
+#include "sessions/ctx/ctxproto.h"
 
 /* Parses len bytes copied to their own allocation, so that ASan sees a
  * read past len. */

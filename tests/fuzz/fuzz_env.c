@@ -1,12 +1,12 @@
-/* fuzz_env.c - environment names and values (sessions/names.c) through
- * `export -p` (sessions/envmap.c): every name and value the validators
+/* fuzz_env.c - environment names and values (sessions/core/names.c) through
+ * `export -p` (sessions/core/envmap.c): every name and value the validators
  * accept, printed as bash prints it, reads back as the same bytes.
  * Input: one style byte, then NAME=VALUE (the value may hold any byte). */
 #include <string.h>
 #include "fuzz.h"
 #include "export_fmt.h"
-#include "sessions/envmap.h"
-#include "sessions/names.h"
+#include "sessions/core/envmap.h"
+#include "sessions/core/names.h"
 
 /* A variable after the fuzzed one: the value must end where it ends. */
 #define END_NAME  "SFS_FUZZ_END"

@@ -1,11 +1,11 @@
-/* fuzz_export.c - the `export -p` reader (sessions/envmap.c) on any text:
+/* fuzz_export.c - the `export -p` reader (sessions/core/envmap.c) on any text:
  * what it reads is a well-formed set of variables that bash could hold,
  * and printing that set the way bash does reads back as the same set. */
 #include <string.h>
 #include "fuzz.h"
 #include "export_fmt.h"
-#include "sessions/envmap.h"
-#include "sessions/names.h"
+#include "sessions/core/envmap.h"
+#include "sessions/core/names.h"
 
 static void well_formed(const struct envmap *m)
 {

@@ -1,11 +1,11 @@
 /* fuzz_frame.c - the shell's report frames (shell_parse_frame in
- * sessions/shell.c), read one after another from the result pipe's bytes
- * as sessions/sess.c reads them. */
+ * sessions/session/shell.c), read one after another from the result pipe's bytes
+ * as sessions/session/sess.c reads them. */
 #include <errno.h>
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/shell.h"
-#include "sessions/strbuf.h"
+#include "sessions/session/shell.h"
+#include "sessions/core/strbuf.h"
 
 /* Parses len bytes copied to their own allocation, so that ASan sees a
  * read past len. */

@@ -1,10 +1,10 @@
-/* fuzz_keys.c - the key names of tty/keys (sessions/keys.c): the input is
+/* fuzz_keys.c - the key names of tty/keys (sessions/tty/keys.c): the input is
  * what a client writes to keys. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/keys.h"
+#include "sessions/tty/keys.h"
 
 /* A character a key name may be: no C0 or C1 control, no DEL. */
 static bool printable(int c)

@@ -1,10 +1,10 @@
-/* fuzz_names.c - the validators of sessions/names.c: session, run and
+/* fuzz_names.c - the validators of sessions/core/names.c: session, run and
  * process names, environment names and values, and decimal numbers.
  * Each accepted input is checked against what the name is used for. */
 #include <errno.h>
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/names.h"
+#include "sessions/core/names.h"
 
 static bool in(char c, const char *set)
 {

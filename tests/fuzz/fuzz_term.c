@@ -1,4 +1,4 @@
-/* fuzz_term.c - the screen of tty/ (sessions/term.c, vtskip.c and
+/* fuzz_term.c - the screen of tty/ (sessions/tty/term.c, vtskip.c and
  * libvterm behind them): the input's first bytes are the size (any that
  * tty/size accepts, 2..5 columns or rows half of the time: libvterm's
  * bounds are nearest there), the scrolled-off lines kept (0..100) and a
@@ -9,7 +9,7 @@
  * scrolled-off lines and cursor are read. */
 #include <string.h>
 #include "fuzz.h"
-#include "sessions/term.h"
+#include "sessions/tty/term.h"
 
 static void out(void *arg, const char *buf, size_t len)
 {

@@ -1,9 +1,9 @@
-/* test_cast.c - the asciicast recording (sessions/cast.c): its header,
+/* test_cast.c - the asciicast recording (sessions/tty/cast.c): its header,
  * an "o" event per record and an "r" per resize, and UTF-8 characters cut
  * between two records carried whole into one event. */
 #include <fcntl.h>
-#include "sessions/cast.h"
-#include "sessions/strbuf.h"
+#include "sessions/tty/cast.h"
+#include "sessions/core/strbuf.h"
 #include "unit.h"
 
 static char base[] = "/tmp/sfs-cast-XXXXXX";

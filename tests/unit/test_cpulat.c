@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
-#include "sessions/cpulat.h"
-#include "sessions/loop.h"
+#include "sessions/core/cpulat.h"
+#include "sessions/core/loop.h"
 #include "unit.h"
 
 static char path[64];

@@ -1,10 +1,10 @@
 /* test_creds.c - the child side of running as a session's owner:
- * signals, credentials, passwd variables (sessions/creds.c). */
+ * signals, credentials, passwd variables (sessions/core/creds.c). */
 #include <pwd.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "sessions/creds.h"
+#include "sessions/core/creds.h"
 #include "unit.h"
 
 /* Runs fn in a child; its exit status (0: every check held). */

@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "sessions/ctl.h"
+#include "sessions/core/ctl.h"
 #include "unit.h"
 
 /*

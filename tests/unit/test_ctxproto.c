@@ -2,7 +2,7 @@
  * ctxproto_put) and an execution's record with its texts (error and
  * result.json). */
 #include <errno.h>
-#include "sessions/ctxproto.h"
+#include "sessions/ctx/ctxproto.h"
 #include "unit.h"
 
 /* Parses the first len bytes of s, copied so that a read past them

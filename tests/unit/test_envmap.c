@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/wait.h>
-#include "sessions/envmap.h"
+#include "sessions/core/envmap.h"
 #include "unit.h"
 
 #define BASH "/bin/bash"

@@ -2,8 +2,8 @@
  * the terminal sends for them (term_keys). */
 #include <errno.h>
 #include <vterm.h>
-#include "sessions/keys.h"
-#include "sessions/term.h"
+#include "sessions/tty/keys.h"
+#include "sessions/tty/term.h"
 #include "unit.h"
 
 static struct keys_item items[256];

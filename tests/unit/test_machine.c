@@ -2,14 +2,14 @@
  * test_machine.c - the run and shell state machine of sessions/ (queue,
  * start, report frames, shell death, kill, timeout, reset, deletion)
  * driven through the real loop against a fake shell that speaks the
- * frame protocol of sessions/shell.h, without a mount.
+ * frame protocol of sessions/session/shell.h, without a mount.
  */
 #include <errno.h>
 #include <signal.h>
 #include "conf/conf.h"
-#include "sessions/loop.h"
-#include "sessions/sess.h"
-#include "sessions/shell.h"
+#include "sessions/core/loop.h"
+#include "sessions/session/sess.h"
+#include "sessions/session/shell.h"
 #include "unit.h"
 
 /* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN KEY"

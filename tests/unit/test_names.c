@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
-#include "sessions/names.h"
+#include "sessions/core/names.h"
 #include "unit.h"
 
 static void fill(char *buf, char c, size_t n)

@@ -1,6 +1,6 @@
 /* test_objs.c - the id -> object table: add, get, del, growth, tombstones. */
 #include <stdint.h>
-#include "sessions/objs.h"
+#include "sessions/core/objs.h"
 #include "unit.h"
 
 /* Distinct addresses to register; only compared, never dereferenced. */

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include "sessions/objs.h"
-#include "sessions/run.h"
-#include "sessions/strbuf.h"
+#include "sessions/core/objs.h"
+#include "sessions/session/run.h"
+#include "sessions/core/strbuf.h"
 #include "unit.h"
 
 /* ---- a small JSON reader, to check what the reports produce ---- */

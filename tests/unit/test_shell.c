@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "sessions/envmap.h"
-#include "sessions/shell.h"
+#include "sessions/core/envmap.h"
+#include "sessions/session/shell.h"
 #include "unit.h"
 
 /* The owner of the test's shells and files: the test itself. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include "sessions/spool.h"
+#include "sessions/session/spool.h"
 #include "unit.h"
 
 /* One directory for the whole run (made and removed by the parent, so

@@ -11,8 +11,8 @@
  * scroll region past its end) is set right. */
 #include <errno.h>
 #include <regex.h>
-#include "sessions/strbuf.h"
-#include "sessions/term.h"
+#include "sessions/core/strbuf.h"
+#include "sessions/tty/term.h"
 #include "unit.h"
 
 /* term_pattern_check of s, copied so that it ends at an inaccessible

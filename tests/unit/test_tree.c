@@ -3,8 +3,8 @@
 #include <errno.h>
 #include "fs/fam_root.h"
 #include "fs/tree.h"
-#include "sessions/objs.h"
-#include "sessions/run.h"
+#include "sessions/core/objs.h"
+#include "sessions/session/run.h"
 #include "unit.h"
 
 static const enum ft dirs[] = { FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN };

@@ -3,9 +3,9 @@
  * text; and the proof of term.c's skipping: random streams fed with
  * skipping and without, in the same chunks, leave the same screen,
  * scrolled-off lines, cursor, title, alternate screen and answers. */
-#include "sessions/strbuf.h"
-#include "sessions/term.h"
-#include "sessions/vtskip.h"
+#include "sessions/core/strbuf.h"
+#include "sessions/tty/term.h"
+#include "sessions/tty/vtskip.h"
 #include "unit.h"
 
 /* Scans s (in chunks of at most chunk bytes) from a fresh scanner. */

@@ -1,0 +1,33 @@
+/*
+ * objs.h - the table of live objects by id. Inode numbers are built from
+ * these ids (fs/tree.c), so an id is never reused while the daemon runs and
+ * a stale inode simply finds nothing.
+ */
+#ifndef SFS_OBJS_H
+#define SFS_OBJS_H
+
+#include <stdint.h>
+
+enum obj_kind {
+	OBJ_NONE,
+	OBJ_SESS,
+	OBJ_RUN,
+	OBJ_ENVVAR,
+	OBJ_ROOTENV,
+	OBJ_FILE,   /* an inode under files/ (fs/files.c) */
+	OBJ_CTX,    /* a code context (sessions/ctx/ctx.h) */
+	OBJ_CTXVAR, /* a context's variable (struct envvar) */
+	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
+};
+
+/* Returns a fresh id (never 0) registered for ptr. */
+uint64_t objs_add(enum obj_kind kind, void *ptr);
+void objs_del(uint64_t id);
+/* Gives id another kind and object (an object made under OBJ_NONE, that
+ * no lookup finds, becomes what it is). */
+void objs_set(uint64_t id, enum obj_kind kind, void *ptr);
+/* Returns the object of that id and kind, or NULL. */
+void *objs_get(uint64_t id, enum obj_kind kind);
+enum obj_kind objs_kind(uint64_t id);
+
+#endif

@@ -1,0 +1,428 @@
+/*
+ * proc.c - background processes (procs/NAME): started apart from the
+ * session's shell, in its cwd and exported variables as they are at
+ * start, each in a cgroup of its own below the session's, with output
+ * spooled like a run's and a stdin fed from the filesystem. Each claims
+ * its own exit (reap.c) and arms its own timer (its kill's escalation,
+ * the wait of its kill for the tree a dead leader left, the wait of
+ * rmdir for its cgroup).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "sessions/core/log.h"
+#include "sessions/session/output.h"
+#include "sessions/core/creds.h"
+#include "sessions/session/proc.h"
+#include "sessions/session/sess.h"
+#include "sessions/session/shell.h"
+
+struct run *proc_by_name(struct sess *s, const char *name)
+{
+	return run_find(&s->procs, name);
+}
+
+int proc_new(struct sess *s, const char *name, struct run **out)
+{
+	char tag[32];
+	struct run *p;
+	int rc;
+
+	if (!name_valid(name)) {
+		sess_error(s,
+			   "procs/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
+			   "not starting with '.'",
+			   name);
+		return -EINVAL;
+	}
+	if (proc_by_name(s, name))
+		return -EEXIST;
+	if (s->dying)
+		return -ENOENT;
+	if (s->nprocs >= conf.max_procs_per_session) {
+		sess_error(s, "procs/%s: max_procs_per_session (%llu) reached",
+			   name,
+			   (unsigned long long)conf.max_procs_per_session);
+		return -ENOSPC;
+	}
+	p = run_new_empty();
+	if (!p || !(p->name = strdup(name))) {
+		if (p)
+			run_unref(p);
+		return -ENOMEM;
+	}
+	snprintf(tag, sizeof(tag), "p%llu", (unsigned long long)p->id);
+	rc = contain_new_in(&p->cg, &s->cg, tag);
+	if (rc < 0) {
+		run_unref(p);
+		return rc;
+	}
+	p->is_proc = true;
+	p->start.w.fd = -1; /* no child yet */
+	p->sess = s;
+	list_add_tail(&s->procs, &p->link);
+	s->nprocs++;
+	*out = p;
+	return 0;
+}
+
+/* In the child: everything that must hold before the command starts. */
+static void child(struct sess *s, struct run *p, int in, int out, int err,
+		  int why, char **envp, const char *script)
+{
+	char *argv[] = { "bash", "--noprofile", "--norc", (char *)script,
+			 NULL };
+
+	creds_reset_signals(0);
+	setsid();
+	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0)
+		_exit(126);
+	shell_exec_child(why, s->uid, s->gid, s->cwd, argv, envp);
+}
+
+/* Pipes for stdout, stderr and (when wanted) stdin: fds[0..5]. */
+static int make_pipes(struct run *p, int fds[6])
+{
+	int i;
+
+	for (i = 0; i < 6; i++)
+		fds[i] = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0)
+		return -errno;
+	if (p->want_stdin)
+		return pipe2(fds + 4, O_CLOEXEC) < 0 ? -errno : 0;
+	fds[4] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fds[4] < 0 ? -errno : 0;
+}
+
+static void close_all(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void on_stdin(struct loop_watch *w, uint32_t events);
+static void reaped(struct reap_watch *w, int wstatus);
+
+/* Starts the process; fds: out r/w, err r/w, stdin r/w. */
+static int spawn(struct sess *s, struct run *p, int fds[6])
+{
+	char **envp = envmap_envp(&s->env);
+	char script[4096];
+	int why;
+	pid_t pid;
+
+	if (!envp)
+		return -ENOMEM;
+	if (execerr_open(&p->start, &why) < 0) {
+		envmap_envp_free(envp);
+		return -errno;
+	}
+	snprintf(script, sizeof(script), "%s/r%llu.cmd", s->dir,
+		 (unsigned long long)p->id);
+	pid = contain_fork(&p->cg);
+	if (pid == 0)
+		child(s, p, fds[4], fds[1], fds[3], why, envp, script);
+	envmap_envp_free(envp);
+	if (pid < 0) {
+		int rc = -errno;
+
+		close(why);
+		execerr_close(&p->start);
+		return rc;
+	}
+	execerr_watch(&p->start, why);
+	p->pid = pid;
+	reap_add(&p->reap, pid, reaped, p);
+	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */
+	return 0;
+}
+
+int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
+{
+	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
+
+	if (p->has_cmd)
+		return -EBUSY;
+	if (s->dying || p->sess != s)
+		return -ENOENT; /* deleted while its cmd was open */
+	rc = run_set_cmd(p, s->dirfd, text, len);
+	p->has_cmd = true;
+	p->started_wall = p->queued_wall = loop_wall_ms();
+	p->started_mono = loop_now_ms();
+	if (rc == 0)
+		rc = make_pipes(p, fds);
+	if (rc == 0)
+		rc = spawn(s, p, fds);
+	if (rc < 0) {
+		close_all(fds, 6);
+		sess_error(s, "procs/%s: cannot start: %s", p->name,
+			   strerror(-rc));
+		run_finish(p, 126, 0, END_ERROR);
+		return rc;
+	}
+	close(fds[1]);
+	close(fds[3]);
+	close(fds[4]);
+	p->state = RUN_RUNNING;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	fcntl(fds[2], F_SETFL, O_NONBLOCK);
+	output_watch(p, &p->pipe_o, fds[0]);
+	output_watch(p, &p->pipe_e, fds[2]);
+	if (p->want_stdin) {
+		p->stdin_w = (struct loop_watch){ fds[5], on_stdin, p };
+		fcntl(fds[5], F_SETFL, O_NONBLOCK);
+		loop_add(&p->stdin_w,
+			 p->stdin_q.len || p->stdin_eof ? EPOLLOUT : 0);
+	} else {
+		close(fds[5]);
+	}
+	log_msg(LOG_INFO, "session %s: procs/%s started, pid %ld", s->name,
+		p->name, (long)p->pid);
+	if (run_changed_hook)
+		run_changed_hook(p);
+	return 0;
+}
+
+static void close_stdin(struct run *p)
+{
+	if (p->stdin_w.fd >= 0) {
+		loop_del(&p->stdin_w);
+		close(p->stdin_w.fd);
+	}
+	p->stdin_w.fd = -1;
+	p->stdin_q.len = 0;
+}
+
+/* Writes what stdin can take; closes it after eof once drained. */
+static void flush_stdin(struct run *p)
+{
+	ssize_t n;
+
+	while (p->stdin_w.fd >= 0 && p->stdin_q.len > 0) {
+		n = write(p->stdin_w.fd, p->stdin_q.p, p->stdin_q.len);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			close_stdin(p); /* EPIPE: the reader is gone */
+			return;
+		}
+		memmove(p->stdin_q.p, p->stdin_q.p + n, p->stdin_q.len - n);
+		p->stdin_q.len -= (size_t)n;
+	}
+	if (p->stdin_w.fd < 0)
+		return;
+	if (p->stdin_q.len == 0 && p->stdin_eof)
+		close_stdin(p);
+	else
+		loop_mod(&p->stdin_w, p->stdin_q.len ? EPOLLOUT : 0);
+}
+
+static void on_stdin(struct loop_watch *w, uint32_t events)
+{
+	(void)events;
+	flush_stdin(w->arg);
+}
+
+#define STDIN_QUEUE_MAX (1 << 20)
+
+int proc_write(struct run *p, const char *buf, size_t len)
+{
+	if (p->stdin_eof || (p->state == RUN_DONE) ||
+	    (p->state == RUN_RUNNING && p->stdin_w.fd < 0))
+		return -EPIPE;
+	if (p->stdin_q.len + len > STDIN_QUEUE_MAX)
+		return -EAGAIN;
+	p->want_stdin = true;
+	sb_add(&p->stdin_q, buf, len);
+	if (p->stdin_q.err)
+		return p->stdin_q.err;
+	flush_stdin(p);
+	return 0;
+}
+
+void proc_eof(struct run *p)
+{
+	p->stdin_eof = true;
+	if (p->state == RUN_RUNNING)
+		flush_stdin(p);
+}
+
+static void on_timer(struct loop_timer *t);
+
+/* How often a kill looks whether the tree of a dead leader is gone. */
+#define TREE_POLL_MS 20
+
+/* Sets p's timer: the escalation of its kill, a poll of the tree its
+ * leader left during the grace, or, while rmdir waits for what it left
+ * behind, a poll of its cgroup. */
+static void arm(struct run *p)
+{
+	int64_t t = 0, poll = loop_now_ms() + TREE_POLL_MS;
+
+	if (p->state == RUN_RUNNING && p->kill_stage == 1)
+		t = p->kill_at;
+	if (p->state == RUN_RUNNING && p->leader_gone && (!t || poll < t))
+		t = poll;
+	if (p->gone_cb && p->state != RUN_RUNNING)
+		t = loop_now_ms() + 10;
+	if (t)
+		loop_timer_add(&p->timer, t, on_timer, p);
+	else
+		loop_timer_del(&p->timer);
+}
+
+int proc_signal(struct run *p, int sig)
+{
+	if (p->state != RUN_RUNNING)
+		return -ESRCH;
+	if (p->end == END_NONE && (sig == SIGTERM || sig == SIGKILL ||
+				   sig == SIGINT || sig == SIGQUIT)) {
+		p->end = END_KILLED;
+		p->sig = sig;
+	}
+	contain_signal(&p->cg, sig, 0);
+	if (sig == SIGTERM && p->kill_stage == 0) {
+		p->kill_stage = 1;
+		p->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+		arm(p);
+	} else if (sig == SIGKILL && p->kill_stage == 1) {
+		p->kill_stage = 2; /* nothing is left to wait for */
+		arm(p);
+	}
+	return 0;
+}
+
+/* Unlinks p's files, frees its cgroup and drops it. */
+static void drop_proc(struct sess *s, struct run *p)
+{
+	loop_timer_del(&p->timer);
+	reap_del(&p->reap);
+	run_forget_files(p, ~0u, sess_trash, s);
+	output_close(p, &p->pipe_o);
+	output_close(p, &p->pipe_e);
+	close_stdin(p);
+	execerr_close(&p->start);
+	run_finish(p, 128 + SIGTERM, SIGTERM, END_CANCELED); /* never ran */
+	contain_free(&p->cg);
+	list_del(&p->link);
+	s->nprocs--;
+	p->sess = NULL;
+	run_unref(p);
+}
+
+/* Drops p once its cgroup is empty if rmdir waits for it. Returns true
+ * when it did. */
+static bool finish_removal(struct sess *s, struct run *p)
+{
+	void (*cb)(void *) = p->gone_cb;
+	void *arg = p->gone_arg;
+
+	if (!cb || p->state == RUN_RUNNING || !contain_empty(&p->cg))
+		return false;
+	drop_proc(s, p);
+	cb(arg);
+	return true;
+}
+
+/* p has ended: its leader's wait status is wstatus. What is left of its
+ * tree goes when it was killed or rmdir waits. */
+static void ended(struct run *p, int wstatus)
+{
+	struct sess *s = p->sess;
+	enum run_end end = p->end == END_KILLED ? END_KILLED : END_EXITED;
+
+	output_close(p, &p->pipe_o);
+	output_close(p, &p->pipe_e);
+	close_stdin(p);
+	if (execerr_reaped(&p->start)) {
+		/* it never ran its command: an error, not the command's exit */
+		sess_error(s, "procs/%s: %s", p->name, p->start.why);
+		end = END_ERROR;
+	}
+	if (WIFSIGNALED(wstatus))
+		run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus), end);
+	else
+		run_finish(p, WEXITSTATUS(wstatus), 0, end);
+	log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)", s->name,
+		p->name, run_state_name(p), p->exit_code);
+	if (p->end == END_KILLED || p->gone_cb)
+		contain_kill(&p->cg); /* the rest of its tree */
+	if (!finish_removal(s, p))
+		arm(p);
+}
+
+static void on_timer(struct loop_timer *t)
+{
+	struct run *p = t->arg;
+	bool running = p->state == RUN_RUNNING;
+
+	/* A tree that went within the grace ended as its leader did; one
+	 * that needed KILL ended by KILL, whatever ended its leader. */
+	if (running && p->leader_gone && p->kill_stage == 1 &&
+	    contain_empty(&p->cg)) {
+		ended(p, p->leader_wstatus);
+		return;
+	}
+	if (running && p->kill_stage == 1 && loop_now_ms() >= p->kill_at) {
+		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
+			   p->name);
+		contain_kill(&p->cg);
+		p->kill_stage = 2;
+	}
+	if (running && p->leader_gone && p->kill_stage == 2)
+		ended(p, W_EXITCODE(0, SIGKILL));
+	else if (!finish_removal(p->sess, p))
+		arm(p);
+}
+
+/* The process p ended (wstatus from waitpid). During a kill's grace the
+ * rest of its tree keeps the grace: p ends when they are gone too. */
+static void reaped(struct reap_watch *w, int wstatus)
+{
+	struct run *p = w->arg;
+
+	p->cg.leader = 0; /* reaped: its pid may be reused */
+	if (p->kill_stage == 1 && !contain_empty(&p->cg)) {
+		p->leader_gone = true;
+		p->leader_wstatus = wstatus;
+		arm(p);
+		return;
+	}
+	ended(p, wstatus);
+}
+
+int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg)
+{
+	if (p->gone_cb)
+		return -EBUSY;
+	p->gone_cb = cb;
+	p->gone_arg = arg;
+	if (p->state == RUN_RUNNING)
+		return proc_signal(p, SIGTERM);
+	/* its leader is gone; what it left behind goes too */
+	contain_kill(&p->cg);
+	if (!finish_removal(s, p))
+		arm(p);
+	return 0;
+}
+
+void proc_free_all(struct sess *s)
+{
+	while (!list_empty(&s->procs)) {
+		struct run *p = list_entry(s->procs.next, struct run, link);
+
+		if (p->state == RUN_RUNNING)
+			run_finish(p, 128 + SIGKILL, SIGKILL, END_KILLED);
+		drop_proc(s, p); /* (and one that never started: canceled) */
+	}
+}
