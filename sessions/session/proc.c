@@ -367,10 +367,11 @@ static void on_timer(struct loop_timer *t)
 	bool running = p->state == RUN_RUNNING;
 
 	/* A tree that went within the grace ended as its leader did; one
-	 * that needed KILL ended by KILL, whatever ended its leader. */
-	if (running && p->leader_gone && p->kill_stage == 1 &&
-	    contain_empty(&p->cg)) {
-		ended(p, p->leader_wstatus);
+	 * that needed KILL ended by KILL, whatever ended its leader, once
+	 * the KILLed are gone too (they take a moment to exit). */
+	if (running && p->leader_gone && contain_empty(&p->cg)) {
+		ended(p, p->kill_stage == 2 ? W_EXITCODE(0, SIGKILL) :
+					      p->leader_wstatus);
 		return;
 	}
 	if (running && p->kill_stage == 1 && loop_now_ms() >= p->kill_at) {
@@ -379,9 +380,7 @@ static void on_timer(struct loop_timer *t)
 		contain_kill(&p->cg);
 		p->kill_stage = 2;
 	}
-	if (running && p->leader_gone && p->kill_stage == 2)
-		ended(p, W_EXITCODE(0, SIGKILL));
-	else if (!finish_removal(p->sess, p))
+	if (!finish_removal(p->sess, p))
 		arm(p);
 }
 
@@ -392,7 +391,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 	struct run *p = w->arg;
 
 	p->cg.leader = 0; /* reaped: its pid may be reused */
-	if (p->kill_stage == 1 && !contain_empty(&p->cg)) {
+	if (p->kill_stage && !contain_empty(&p->cg)) {
 		p->leader_gone = true;
 		p->leader_wstatus = wstatus;
 		arm(p);
