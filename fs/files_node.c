@@ -35,7 +35,6 @@
 #include <linux/openat2.h>
 #include "fdq.h"
 #include "files_node.h"
-#include "sessions/log.h"
 #include "sessions/objs.h"
 #include "tree.h"
 
@@ -236,8 +235,9 @@ int fnode_mount_of(int fd, uint64_t *mnt)
 /*
  * openat(2) of name in dir that stays on dir's mount: EXDEV for a mount
  * point (the kernel refuses before it enters the mount, so a stopped FUSE
- * daemon there is never asked), and no symlink of a path, ".." or magic
- * link either (names have no '/' anyway). Returns the fd, or -1 (errno).
+ * daemon there is never asked), and nothing that leaves dir ("..", an
+ * absolute symlink) or a magic link is followed. Returns the fd, or -1
+ * (errno), as openat does: fdq_keep and fdq_take take that.
  */
 int fnode_openat(int dir, const char *name, int flags, mode_t mode)
 {

@@ -149,9 +149,11 @@ assert_health() { assert_lt "$(health_ms)" 1000 "$1: health answers within 1 s" 
 
 # AS_root, AS_her, AS_him: the prefix that runs a command as that one
 # shellcheck disable=SC2034 # read through namerefs (local -n)
-AS_root=(env -C /)
-AS_her=("${AS_U[@]}")
-AS_him=("${AS_V[@]}")
+{
+	AS_root=(env -C /)
+	AS_her=("${AS_U[@]}")
+	AS_him=("${AS_V[@]}")
+}
 
 # probe ID WHO CMD...: CMD as WHO in the background (timeout 10 s): its
 # stdout, stderr and status go to $P/ID.out, .err, .rc
