@@ -8,7 +8,11 @@
  * resolved by the client's kernel against the mount, as on any
  * filesystem, and the kernel resolves "..", so nothing outside the
  * workspace is reachable through this layer. Names with '/', "." and
- * ".." are refused.
+ * ".." are refused. Nor is another mount below the workspace entered: a
+ * name is resolved only by fnode_openat (EXDEV for a mount point), and
+ * unlink, rmdir, rename, link, mkdir, mknod and symlink act on the name
+ * in its directory without entering what is mounted there (EBUSY or
+ * EEXIST).
  *
  * Entries and attributes are not cached (timeouts 0): the sessions
  * change the same files behind the kernel's back, and a cached name or
@@ -328,7 +332,7 @@ static int create_at(struct fnode *dir, const char *name, mode_t mode,
 	int fd;
 
 	flags = (open_flags(flags) | O_CREAT | O_NOFOLLOW) | (flags & O_EXCL);
-	fd = openat(dir->fd, name, flags, mode & 07777);
+	fd = fnode_openat(dir->fd, name, flags, mode & 07777);
 	if (fd < 0)
 		fd = -errno;
 	umask(old);
@@ -444,8 +448,8 @@ static struct fdir *dir_open(const struct fnode *n, uid_t uid)
 
 	if (!d)
 		return NULL;
-	fd = fdq_take(uid,
-		      openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	fd = fdq_take(uid, fnode_openat(n->fd, ".",
+					O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
 	if (fd >= 0 && (d->dp = fdopendir(fd)))
 		return d;
 	fdq_close(fd);
@@ -583,6 +587,7 @@ static void f_statfs(fuse_req_t req, fuse_ino_t ino)
 int files_init(const char *workspace)
 {
 	int fd = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	uint64_t mnt = 0;
 	struct stat st;
 	int rc;
 
@@ -593,8 +598,8 @@ int files_init(const char *workspace)
 		close(fd);
 		return -EALREADY;
 	}
-	rc = fnode_mount_of(fd, &fnode_root.mnt);
-	if (rc == 0 && fnode_is_sessionfs(fnode_root.mnt))
+	rc = fnode_mount_of(fd, &mnt);
+	if (rc == 0 && fnode_is_sessionfs(mnt))
 		rc = -ELOOP;
 	if (rc == 0 && fstat(fd, &st) < 0)
 		rc = -errno;

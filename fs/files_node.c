@@ -12,8 +12,15 @@
  * A request of another user (a mount with allow_other) runs with that
  * user's file system credentials (fsuid, fsgid, groups), so the real
  * files' modes decide; a daemon that is not root refuses such requests.
- * A sessionfs mount inside the workspace is not entered (ELOOP): the
- * daemon would wait on itself.
+ *
+ * Every name is resolved by fnode_openat, which never crosses into
+ * another mount: a mount point below the workspace (a user's own FUSE
+ * mount, which she can stop; a bind mount; a sessionfs, where the daemon
+ * would wait on itself) is listed by readdir but its lookup fails with
+ * EXDEV, before any request reaches that filesystem. So every node is on
+ * the workspace's own mount, and the system calls on a node's descriptor
+ * (fstatat, readlinkat, utimensat, /proc/self/fd/N, which names the
+ * node's own dentry and follows no mount) stay there too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,9 +32,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 #include "fdq.h"
 #include "files_node.h"
-#include "sessions/core/log.h"
 #include "sessions/core/objs.h"
 #include "tree.h"
 
@@ -149,7 +156,7 @@ struct fnode *fnode_of(fuse_ino_t ino)
 }
 
 /* A node for fd (taken over on success). Returns NULL on ENOMEM. */
-static struct fnode *node_new(int fd, const struct stat *st, uint64_t mnt)
+static struct fnode *node_new(int fd, const struct stat *st)
 {
 	struct fnode *n = calloc(1, sizeof(*n));
 
@@ -158,8 +165,7 @@ static struct fnode *node_new(int fd, const struct stat *st, uint64_t mnt)
 	*n = (struct fnode){ .fd = fd,
 			     .dev = st->st_dev,
 			     .ino = st->st_ino,
-			     .type = st->st_mode & S_IFMT,
-			     .mnt = mnt };
+			     .type = st->st_mode & S_IFMT };
 	if (hadd(n) < 0) {
 		free(n);
 		return NULL;
@@ -227,24 +233,20 @@ int fnode_mount_of(int fd, uint64_t *mnt)
 }
 
 /*
- * Attributes of fd, a new entry of dir. Refuses (ELOOP) a sessionfs
- * mounted there. Returns 0 or -errno.
+ * openat(2) of name in dir that stays on dir's mount: EXDEV for a mount
+ * point (the kernel refuses before it enters the mount, so a stopped FUSE
+ * daemon there is never asked), and nothing that leaves dir ("..", an
+ * absolute symlink) or a magic link is followed. Returns the fd, or -1
+ * (errno), as openat does: fdq_keep and fdq_take take that.
  */
-static int stat_entry(const struct fnode *dir, int fd, struct stat *st,
-		      uint64_t *mnt)
+int fnode_openat(int dir, const char *name, int flags, mode_t mode)
 {
-	int rc = fnode_mount_of(fd, mnt);
+	struct open_how how = { .flags = (uint64_t)(unsigned)flags,
+				.mode = mode,
+				.resolve = RESOLVE_NO_XDEV | RESOLVE_BENEATH |
+					   RESOLVE_NO_MAGICLINKS };
 
-	if (rc < 0)
-		return rc;
-	if (*mnt != dir->mnt && fnode_is_sessionfs(*mnt)) {
-		log_msg(LOG_WARNING, "files/: a sessionfs is mounted in the "
-				     "workspace; not entered");
-		return -ELOOP;
-	}
-	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	return 0;
+	return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
 }
 
 /* ---------------------------------------------------------- credentials */
@@ -327,22 +329,23 @@ struct fnode *fnode_lookup(struct fnode *dir, const char *name,
 {
 	/* ENFILE past the cut: however many nodes the kernel keeps (a du,
 	 * files held open), they leave the daemon its reserve */
-	int fd = fdq_keep(
-		openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+	int fd = fdq_keep(fnode_openat(dir->fd, name,
+				       O_PATH | O_NOFOLLOW | O_CLOEXEC, 0));
 	struct fnode *n;
 	struct stat st;
-	uint64_t mnt = 0;
 	int rc;
 
 	if (fd < 0) {
 		*err = -fd;
 		return NULL;
 	}
-	rc = stat_entry(dir, fd, &st, &mnt);
+	rc = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0
+		     ? -errno
+		     : 0;
 	n = rc < 0 ? NULL : fnode_find(st.st_dev, st.st_ino);
 	if (rc == 0 && n)
 		close(fd);
-	else if (rc == 0 && !(n = node_new(fd, &st, mnt)))
+	else if (rc == 0 && !(n = node_new(fd, &st)))
 		rc = -ENOMEM;
 	if (rc < 0) {
 		close(fd);

@@ -18,7 +18,6 @@ struct fnode {
 	dev_t dev;
 	ino_t ino;
 	mode_t type;	    /* S_IFMT bits */
-	uint64_t mnt;	    /* mount id */
 	uint64_t nlookup;   /* the kernel's references */
 	struct fnode *next; /* hash chain */
 };
@@ -39,6 +38,9 @@ void fnode_unref(struct fnode *n, uint64_t k);
 bool fnode_is_sessionfs(uint64_t mnt);
 /* The mount id of fd, asked without syncing. 0 or -errno. */
 int fnode_mount_of(int fd, uint64_t *mnt);
+/* openat(2) of name in dir that never crosses into another mount (EXDEV),
+ * nor follows a magic link or leaves dir. Returns the fd, or -1 (errno). */
+int fnode_openat(int dir, const char *name, int flags, mode_t mode);
 
 /* Takes on the file system credentials of req's caller when that is
  * another user: 0 (nothing to do), 1 (switched: call fnode_as_self) or

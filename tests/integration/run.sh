@@ -80,9 +80,11 @@ fi
 
 # Files run SFS_JOBS at a time (default 3; most of their time is spent
 # waiting on sleeps, timeouts and kill grace periods), except those
-# whose checks measure time under load, which run alone afterwards.
+# whose checks measure time under load, which run alone afterwards
+# (t46 also changes /etc/fuse.conf and /dev/fuse for a while, as t44 does,
+# and each puts back only what it changed).
 JOBS=${SFS_JOBS:-3}
-SERIAL=" t08_bigoutput t23_concurrency t24_blocking "
+SERIAL=" t08_bigoutput t23_concurrency t24_blocking t46_files_mounts "
 
 run_one() { # TEST
 	local name

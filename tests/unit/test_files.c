@@ -1,10 +1,11 @@
 /*
  * test_files.c - files/ without a mount: names, the (dev, ino) table,
  * lookups and lookup counts, creation that never follows a symlink, the
- * inode numbers of directory entries. The files under test are included so
+ * inode numbers of directory entries, a mount point that is not entered. The files under test are included so
  * that its static helpers can be called; the teardown frees every node,
  * so the tests also run in one process (CK_FORK=no).
  */
+#include <sys/mount.h>
 #include "fs/files_node.c"
 #include "fs/files.c"
 #include "unit.h"
@@ -61,6 +62,8 @@ static void teardown(void)
 	char cmd[2 * PATH_MAX];
 
 	reset();
+	at(ws, "mp", cmd, sizeof(cmd));
+	umount2(cmd, MNT_DETACH); /* a failed mount_point_not_entered's */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, outside);
 	ck_assert_int_eq(system(cmd), 0);
 }
@@ -262,9 +265,57 @@ START_TEST(not_a_sessionfs)
 	uint64_t mnt = 0;
 
 	ck_assert_int_eq(fnode_mount_of(fnode_root.fd, &mnt), 0);
-	ck_assert_uint_eq(mnt, fnode_root.mnt);
+	ck_assert_uint_ne(mnt, 0);
 	ck_assert(!fnode_is_sessionfs(mnt));
 	ck_assert(!fnode_is_sessionfs(~(uint64_t)0));
+}
+END_TEST
+
+/* A bind mount below the workspace: listed, never entered (EXDEV), and
+ * the calls on its name in its directory do not enter it either. */
+START_TEST(mount_point_not_entered)
+{
+	struct fuse_entry_param e;
+	char p[PATH_MAX], d[PATH_MAX];
+	struct fnode *dir, *n;
+	bool listed = false;
+	struct dirent *de;
+	struct fdir *fd;
+	int err = 0;
+
+	at(ws, "mp", p, sizeof(p));
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	if (mount(outside, p, NULL, MS_BIND, NULL) < 0) {
+		fprintf(stderr, "skip mount_point_not_entered: %s\n",
+			strerror(errno));
+		return;
+	}
+	at(outside, "inside", d, sizeof(d));
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	n = fnode_lookup(&fnode_root, "mp", &e, &err);
+	ck_assert_ptr_null(n);
+	ck_assert_int_eq(err, EXDEV);
+	ck_assert_int_eq(create_at(&fnode_root, "mp", 0644, O_RDONLY), -EXDEV);
+	ck_assert_int_eq(make_at(&fnode_root, "mp", S_IFDIR | 0755, NULL),
+			 -EEXIST);
+	ck_assert_int_eq(unlinkat(fnode_root.fd, "mp", AT_REMOVEDIR), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	fd = dir_open(&fnode_root, 0);
+	ck_assert_ptr_nonnull(fd);
+	while ((de = readdir(fd->dp)))
+		listed = listed || !strcmp(de->d_name, "mp");
+	dir_close(fd);
+	ck_assert(listed);
+	/* a node made before the mount stays the directory under it */
+	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
+	dir = look("mp", &e);
+	ck_assert_int_eq(mount(outside, p, NULL, MS_BIND, NULL), 0);
+	ck_assert_ptr_null(fnode_lookup(dir, "inside", &e, &err));
+	ck_assert_int_eq(err, ENOENT);
+	fd = dir_open(dir, 0);
+	ck_assert_ptr_nonnull(fd);
+	dir_close(fd);
+	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
 }
 END_TEST
 
@@ -282,6 +333,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, open_flags_are_plain);
 	tcase_add_test(tc, dir_entries);
 	tcase_add_test(tc, not_a_sessionfs);
+	tcase_add_test(tc, mount_point_not_entered);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("volume");
 	tcase_set_timeout(tc, 30);
