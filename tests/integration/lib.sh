@@ -161,6 +161,65 @@ sfs_pids_with_arg() {
 	return 0
 }
 
+# sfs_uid_pids UID: the processes whose real uid is UID (by their status,
+# which a process that is not dumpable still shows)
+sfs_uid_pids() {
+	local f uid
+	[ -n "${1:-}" ] || return 0
+	for f in /proc/[0-9]*/status; do
+		uid=$(awk '/^Uid:/ { print $2; exit }' "$f" 2>/dev/null)
+		[ "$uid" = "$1" ] && { f=${f#/proc/}; printf '%s\n' "${f%/status}"; }
+	done
+	return 0
+}
+
+# sfs_build_pll OUT: libfuse's passthrough_ll, built from ../shared/
+# thirdparty (next to the main checkout, or to a worktree's parent) as
+# OUT, mode 0755; fails when it cannot be built here
+sfs_build_pll() {
+	local top lf= d
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	for d in "${SFS_THIRDPARTY:-}" "$top/../shared/thirdparty" "$top/../../shared/thirdparty"; do
+		[ -z "$lf" ] && [ -n "$d" ] && [ -f "$d/libfuse-3.14.0-example.tar.gz" ] &&
+			lf=$d/libfuse-3.14.0-example.tar.gz
+	done
+	[ -n "$lf" ] && command -v gcc >/dev/null && command -v pkg-config >/dev/null || return 1
+	mkdir -p "$SFS_TMP/lf" || return 1
+	# shellcheck disable=SC2046 # pkg-config's words are gcc's arguments
+	tar xzf "$lf" -C "$SFS_TMP/lf" &&
+		gcc -O1 -o "$1" "$SFS_TMP/lf/libfuse-3.14.0/example/passthrough_ll.c" \
+			$(pkg-config --cflags --libs fuse3) 2>"$SFS_TMP/gcc.err" &&
+		chmod 755 "$1"
+}
+
+# sfs_user_fuse_allow [allow_other]: Debian's defaults for a user's FUSE
+# mounts, /dev/fuse 0666 (and with allow_other, user_allow_other in
+# /etc/fuse.conf), until sfs_user_fuse_undo puts back what this test
+# changed (the EXIT trap calls it). Only what was not so already is
+# changed, so that tests run at once leave it as it was; the line in
+# fuse.conf is for one test at a time (t44 is the only one beside others;
+# t46 runs alone, SERIAL in run.sh).
+SFS_FUSE_MODE=
+SFS_FUSE_CONF_ADDED=
+sfs_user_fuse_allow() {
+	if [ "$(stat -c %a /dev/fuse)" != 666 ]; then
+		SFS_FUSE_MODE=$(stat -c %a /dev/fuse)
+		chmod 0666 /dev/fuse
+	fi
+	[ "${1:-}" = allow_other ] || return 0
+	if ! grep -qx 'user_allow_other.*' /etc/fuse.conf 2>/dev/null; then
+		SFS_FUSE_CONF_ADDED=$SFS_TEST-$$
+		echo "user_allow_other # $SFS_FUSE_CONF_ADDED" >>/etc/fuse.conf
+	fi
+}
+sfs_user_fuse_undo() {
+	[ -n "$SFS_FUSE_CONF_ADDED" ] && sed -i "/^user_allow_other # $SFS_FUSE_CONF_ADDED\$/d" /etc/fuse.conf
+	[ -n "$SFS_FUSE_MODE" ] && chmod "$SFS_FUSE_MODE" /dev/fuse
+	SFS_FUSE_CONF_ADDED=
+	SFS_FUSE_MODE=
+	return 0
+}
+
 # sfs_wait_pids_with_arg ARG SECONDS: wait until a process with ARG shows up;
 # prints its pids (empty if none appeared in time)
 sfs_wait_pids_with_arg() {

@@ -27,26 +27,13 @@ done
 
 U=sfsp_$$
 USER_MADE=
-FUSE_CONF_ADDED= # the line this test added to /etc/fuse.conf
-FUSE_MODE=       # /dev/fuse's mode before this test made it Debian's 0666
 HER_FUSE=        # her FUSE daemon's pid
 HER_MNT=
-
-# her_pids: the processes whose real uid is hers
-her_pids() {
-	local f uid
-	[ -n "$UID_U" ] || return 0
-	for f in /proc/[0-9]*/status; do
-		uid=$(awk '/^Uid:/ { print $2; exit }' "$f" 2>/dev/null)
-		[ "$uid" = "$UID_U" ] && { f=${f#/proc/}; printf '%s\n' "${f%/status}"; }
-	done
-	return 0
-}
 
 # her_cont: whatever of hers is stopped goes on (her stopper stopped it)
 her_cont() {
 	local p
-	for p in $(her_pids); do kill -CONT "$p" 2>/dev/null; done
+	for p in $(sfs_uid_pids "${UID_U:-}"); do kill -CONT "$p" 2>/dev/null; done
 	return 0
 }
 
@@ -59,10 +46,9 @@ t44_cleanup() {
 	her_cont
 	[ -n "$HER_MNT" ] && { timeout 10 fusermount3 -u -z "$HER_MNT" 2>/dev/null || umount -l "$HER_MNT" 2>/dev/null; }
 	[ -n "$HER_FUSE" ] && kill -KILL "$HER_FUSE" 2>/dev/null
-	[ -n "$FUSE_CONF_ADDED" ] && sed -i "/^user_allow_other # $FUSE_CONF_ADDED\$/d" /etc/fuse.conf
-	[ -n "$FUSE_MODE" ] && chmod "$FUSE_MODE" /dev/fuse
+	sfs_user_fuse_undo
 	[ -n "$SFS_PID" ] && sfs_umount
-	for p in $(her_pids); do kill -KILL "$p" 2>/dev/null; done
+	for p in $(sfs_uid_pids "${UID_U:-}"); do kill -KILL "$p" 2>/dev/null; done
 	if [ -n "$USER_MADE" ]; then
 		sleep 0.1
 		userdel -f "$USER_MADE" >/dev/null 2>&1 || fail "cleanup: userdel $USER_MADE" "failed"
@@ -210,33 +196,12 @@ rc_n=$?
 assert_eq "$rc_e" "$rc_n" "s5: a context's cwd: the same answer for both"
 
 # ---------------------------------------------------------------- item 2: her stopped FUSE mount
-# libfuse's passthrough_ll, built from ../shared/thirdparty (next to the
-# main checkout, or to a worktree's parent), is her filesystem
-top=$(cd "$(dirname "$0")/../.." && pwd)
-LF=
-for d in "${SFS_THIRDPARTY:-}" "$top/../shared/thirdparty" "$top/../../shared/thirdparty"; do
-	[ -z "$LF" ] && [ -n "$d" ] && [ -f "$d/libfuse-3.14.0-example.tar.gz" ] &&
-		LF=$d/libfuse-3.14.0-example.tar.gz
-done
-PLL=
-if command -v gcc >/dev/null && command -v pkg-config >/dev/null && [ -n "$LF" ]; then
-	mkdir -p "$SFS_TMP/lf"
-	tar xzf "$LF" -C "$SFS_TMP/lf" &&
-		gcc -O1 -o "$SFS_TMP/pll" "$SFS_TMP/lf/libfuse-3.14.0/example/passthrough_ll.c" \
-			$(pkg-config --cflags --libs fuse3) 2>"$SFS_TMP/gcc.err" &&
-		chmod 755 "$SFS_TMP/pll" && PLL=$SFS_TMP/pll
-fi
-if [ -z "$PLL" ]; then
+# libfuse's passthrough_ll (lib.sh) is her filesystem
+PLL=$SFS_TMP/pll
+if ! sfs_build_pll "$PLL"; then
 	pass "skip: libfuse's passthrough_ll cannot be built here"
 else
-	# Debian's defaults: /dev/fuse 0666 and user_allow_other (both put
-	# back at exit)
-	FUSE_MODE=$(stat -c %a /dev/fuse)
-	chmod 0666 /dev/fuse
-	if ! grep -qx 'user_allow_other.*' /etc/fuse.conf 2>/dev/null; then
-		FUSE_CONF_ADDED=t44-$$
-		echo "user_allow_other # $FUSE_CONF_ADDED" >>/etc/fuse.conf
-	fi
+	sfs_user_fuse_allow allow_other # Debian's defaults (put back below and at exit)
 	mkdir -p "$PUB/src/sub"
 	chown -R "$UID_U:$GID_U" "$PUB/src"
 	HER_MNT=$PUB/hm
@@ -283,10 +248,7 @@ else
 	sfs_wait_gone "$HER_FUSE" 5 || kill -KILL "$HER_FUSE" 2>/dev/null
 	HER_MNT=
 	HER_FUSE=
-	[ -n "$FUSE_CONF_ADDED" ] && sed -i "/^user_allow_other # $FUSE_CONF_ADDED\$/d" /etc/fuse.conf
-	FUSE_CONF_ADDED=
-	chmod "$FUSE_MODE" /dev/fuse
-	FUSE_MODE=
+	sfs_user_fuse_undo
 fi
 
 # ---------------------------------------------------------------- item 3: kill(-1, SIGSTOP)

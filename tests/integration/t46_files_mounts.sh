@@ -30,22 +30,9 @@ XDEV='Invalid cross-device link' # strerror(EXDEV)
 U=sfsm_$$                        # her: the FUSE mount is hers
 V=sfsv_$$                        # another user
 USERS_MADE=()
-FUSE_CONF_ADDED= # the line this test added to /etc/fuse.conf
-FUSE_MODE=       # /dev/fuse's mode, if this test changed it
 HER_FUSE=        # her FUSE daemon's pid
 HER_MNT=
 BINDS=() # root's bind mounts in the workspace
-
-# her_pids: the processes whose real uid is hers
-her_pids() {
-	local f uid
-	[ -n "${UID_U:-}" ] || return 0
-	for f in /proc/[0-9]*/status; do
-		uid=$(awk '/^Uid:/ { print $2; exit }' "$f" 2>/dev/null)
-		[ "$uid" = "$UID_U" ] && { f=${f#/proc/}; printf '%s\n' "${f%/status}"; }
-	done
-	return 0
-}
 
 # the EXIT trap: her FUSE daemon goes on first (anything may wait on it),
 # her mount and the bind mounts go, then the daemon, the users, lib.sh's
@@ -58,10 +45,9 @@ t46_cleanup() {
 	[ -n "$HER_MNT" ] && { timeout 10 fusermount3 -u -z "$HER_MNT" 2>/dev/null || umount -l "$HER_MNT" 2>/dev/null; }
 	[ -n "$HER_FUSE" ] && kill -KILL "$HER_FUSE" 2>/dev/null
 	for m in "${BINDS[@]}"; do umount -l "$m" 2>/dev/null; done
-	[ -n "$FUSE_CONF_ADDED" ] && sed -i "/^user_allow_other # $FUSE_CONF_ADDED\$/d" /etc/fuse.conf
-	[ -n "$FUSE_MODE" ] && chmod "$FUSE_MODE" /dev/fuse
+	sfs_user_fuse_undo
 	[ -n "$SFS_PID" ] && sfs_umount
-	for p in $(her_pids); do kill -KILL "$p" 2>/dev/null; done
+	for p in $(sfs_uid_pids "${UID_U:-}"); do kill -KILL "$p" 2>/dev/null; done
 	[ ${#USERS_MADE[@]} -gt 0 ] && sleep 0.1
 	for m in "${USERS_MADE[@]}"; do
 		userdel -f "$m" >/dev/null 2>&1 || fail "cleanup: userdel $m" "failed"
@@ -90,23 +76,9 @@ GID_U=$(id -g "$U")
 AS_U=(setpriv --reuid="$UID_U" --regid="$GID_U" --clear-groups -- env -C /)
 AS_V=(setpriv --reuid="$(id -u "$V")" --regid="$(id -g "$V")" --clear-groups -- env -C /)
 
-# libfuse's passthrough_ll, built from ../shared/thirdparty (next to the
-# main checkout, or to a worktree's parent), is her filesystem
-top=$(cd "$(dirname "$0")/../.." && pwd)
-LF=
-for d in "${SFS_THIRDPARTY:-}" "$top/../shared/thirdparty" "$top/../../shared/thirdparty"; do
-	[ -z "$LF" ] && [ -n "$d" ] && [ -f "$d/libfuse-3.14.0-example.tar.gz" ] &&
-		LF=$d/libfuse-3.14.0-example.tar.gz
-done
-PLL=
-if [ -n "$LF" ]; then
-	mkdir -p "$SFS_TMP/lf"
-	# shellcheck disable=SC2046 # pkg-config's words are gcc's arguments
-	tar xzf "$LF" -C "$SFS_TMP/lf" &&
-		gcc -O1 -o "$SFS_TMP/pll" "$SFS_TMP/lf/libfuse-3.14.0/example/passthrough_ll.c" \
-			$(pkg-config --cflags --libs fuse3) 2>"$SFS_TMP/gcc.err" &&
-		chmod 755 "$SFS_TMP/pll" && PLL=$SFS_TMP/pll
-fi
+# libfuse's passthrough_ll (lib.sh) is her filesystem
+PLL=$SFS_TMP/pll
+sfs_build_pll "$PLL" || PLL=
 if [ -z "$PLL" ]; then
 	pass "skip: libfuse's passthrough_ll cannot be built here"
 	SFS_DONE=1
@@ -241,15 +213,7 @@ check "bind: files/bm2 did not appear" test ! -e "$WS/bm2"
 assert_file_eq "$F/top.txt" $'top\n' "bind: files/top.txt beside them reads"
 
 # ---------------------------------------------------------------- her stopped FUSE mount
-# Debian's defaults: /dev/fuse 0666 and user_allow_other (put back at exit)
-if [ "$(stat -c %a /dev/fuse)" != 666 ]; then
-	FUSE_MODE=$(stat -c %a /dev/fuse)
-	chmod 0666 /dev/fuse
-fi
-if ! grep -qx 'user_allow_other.*' /etc/fuse.conf 2>/dev/null; then
-	FUSE_CONF_ADDED=t46-$$
-	echo "user_allow_other # $FUSE_CONF_ADDED" >>/etc/fuse.conf
-fi
+sfs_user_fuse_allow allow_other # Debian's defaults (put back at exit)
 
 # a process of hers has its cwd in files/nb/fm before the mount: that
 # directory the kernel keeps is the one under the mount

@@ -91,7 +91,7 @@ t50_cleanup() {
 	for p in "${SFS_BG_PIDS[@]}"; do sfs_alive "$p" && sfs_kill_tree "$p"; done
 	[ -n "$SFS_PID" ] && sfs_umount
 	[ -n "$UMNT" ] && { fusermount3 -u -z "$UMNT" 2>/dev/null || umount -l "$UMNT" 2>/dev/null; }
-	[ -n "$FUSE_MODE" ] && chmod "$FUSE_MODE" /dev/fuse
+	sfs_user_fuse_undo
 	[ -n "${UID_OF[u1]}" ] && rmdir "/dev/shm/sessionfs-${UID_OF[u1]}" 2>/dev/null
 	for u in "${USERS_MADE[@]}"; do
 		drop_user "$u" || fail "cleanup: userdel -r $u" "the user still exists"
@@ -676,8 +676,7 @@ fi
 if command -v fusermount3 >/dev/null && [ -u "$(command -v fusermount3)" ]; then
 	# Debian's /dev/fuse is 0666; this machine's may be closer (put back
 	# at exit)
-	FUSE_MODE=$(stat -c %a /dev/fuse)
-	chmod 0666 /dev/fuse
+	sfs_user_fuse_allow
 	asu u1
 	UMNT=$PUB/u1.mnt
 	"${AS[@]}" mkdir "$UMNT"
