@@ -262,5 +262,65 @@ release files
 assert_eq f7 "$(as_her cat "$MNT/files/d/f7")" "files: released, she reads files/ again"
 sfs_check_umount "cut"
 
+# ---------------------------------------------------------------- what she makes
+
+# Her contexts and procs (empty, or ended) keep no descriptor of the
+# daemon's: each cgroup directory is opened only while it is used. More
+# of them than the daemon's limit must leave root's runs and reads,
+# another user's mkdir and health as they were (the old daemon kept one
+# descriptor each, and ran out of all of them).
+printf 'runtime_dir = "%s";\nworkspace = "%s";\n' "$RT" "$WS" >"$CFG"
+sfs_start_mount "objects" -o allow_other -c "$CFG" || { SFS_DONE=1; exit 1; }
+CUT=$(metric fds_cut)
+nfds() { find "/proc/$SFS_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+NS=4 NC=256 NP=128 # 4 x 256 contexts and 128 procs: more than the limit (1024)
+for ((i = 1; i <= NS; i++)); do # its shell started: the session's own descriptors are counted before
+	check "objects: she makes session o$i and runs in it" as_her bash -c 'mkdir "$1" && echo true >"$1/cmd"' _ "$MNT/sessions/o$i"
+done
+FDS0=$(nfds)
+# make.sh MNT NS NC NP DONE: contexts, empty procs and procs that ended;
+# writes "CONTEXTS PROCS" (how many were made) to DONE
+cat >"$U/make.sh" <<'EOF2'
+m=$1 c=0 p=0
+for ((i = 1; i <= $2; i++)); do
+	for ((j = 1; j <= $3; j++)); do mkdir "$m/sessions/o$i/contexts/c$j" && c=$((c + 1)); done
+done
+for ((j = 1; j <= $4; j++)); do
+	mkdir "$m/sessions/o1/procs/p$j" || continue
+	p=$((p + 1))
+	[ $((j % 2)) = 0 ] && echo true >"$m/sessions/o1/procs/p$j/cmd"
+done
+echo "$c $p" >"$5.tmp" && mv "$5.tmp" "$5"
+EOF2
+chmod 644 "$U/make.sh"
+timeout -k 2 120 setpriv --reuid="$HER" --regid="$HER" --clear-groups -- bash "$U/make.sh" "$MNT" "$NS" "$NC" "$NP" "$U/made" &
+SFS_BG_PIDS+=("$!")
+watch_health "$SFS_TMP/objects.health" "$U/made"
+read -r MC MP <"$U/made" 2>/dev/null || { MC=0; MP=0; }
+assert_eq "$((NS * NC)) $NP" "$MC $MP" "objects: she made all her contexts and procs (none refused)"
+assert_lt "$(cat "$SFS_TMP/objects.health")" 1000 "objects: health answered within 1 s while she made them" " ms"
+# ended_all: every even proc has ended
+ended_all() { ! grep -lx 'state running' "$MNT"/sessions/o1/procs/p*[02468]/status >/dev/null 2>&1; }
+check "objects: her procs that ran have ended" sfs_until 20 ended_all
+FDS1=$(nfds)
+note "objects: the daemon's descriptors $FDS0 before her $MC contexts and $MP procs, $FDS1 with them (cut $CUT)"
+assert_lt "$((FDS1 - FDS0))" 32 "objects: they keep (almost) no descriptor of the daemon's" ""
+assert_eq 0 "$(metric fds_held)" "objects: metrics count no descriptor held for her"
+assert_lt "$(health_ms)" 1000 "objects: health answers within 1 s" " ms"
+assert_eq root-obj "$(sfs_run_out "$MNT/sessions/default" 'echo root-obj')" "objects: root's run succeeds and he reads its stdout"
+check "objects: root reads its output" grep -qx root-obj "$MNT/sessions/default/output"
+check "objects: another user's mkdir works" as "$OTHER" mkdir "$MNT/sessions/other"
+check "objects: and his context's mkdir" as "$OTHER" mkdir "$MNT/sessions/other/contexts/k"
+check "objects: his rmdir" as "$OTHER" rmdir "$MNT/sessions/other/contexts/k" "$MNT/sessions/other"
+check "objects: a proc of hers still runs and ends" as_her bash -c 'mkdir "$1/q" && echo "echo q-ok" >"$1/q/cmd"' _ "$MNT/sessions/o2/procs"
+check "objects: and its stdout says so" sfs_until 20 grep -qx q-ok "$MNT/sessions/o2/procs/q/stdout"
+check "objects: she removes her sessions" as_her bash -c 'for ((i = 1; i <= $2; i++)); do rmdir "$1/o$i" || exit; done' _ "$MNT/sessions" "$NS"
+few() { [ "$(nfds)" -le "$FDS0" ]; }
+if sfs_until 20 few; then pass "objects: removed, the daemon is back to $FDS0 descriptors or fewer"; else
+	fail "objects: removed, the daemon is back to $FDS0 descriptors or fewer" "$(nfds)"
+fi
+assert_eq 0 "$(metric fds_held)" "objects: and metrics count none for her"
+sfs_check_umount "objects"
+
 SFS_DONE=1
 exit 0
