@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
-#include "fdq.h"
+#include "sessions/fdq.h"
 #include "sessions/log.h"
 #include "sessions/run.h"
 

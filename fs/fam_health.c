@@ -7,7 +7,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
-#include "fdq.h"
+#include "sessions/fdq.h"
 #include "sessions/cpulat.h"
 #include "sessions/driver.h"
 #include "sessions/sess.h"

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "fdq.h"
+#include "sessions/fdq.h"
 #include "files_node.h"
 #include "sessions/log.h"
 #include "sessions/objs.h"
