@@ -162,8 +162,8 @@ const char *fdq_why(uid_t uid, int rc, char *buf, size_t len)
 {
 	if (rc == -EMFILE)
 		snprintf(buf, len,
-			 "uid %u holds %lu descriptors of the daemon's "
-			 "(max_fds_per_user)",
+			 "uid %u would pass max_fds_per_user (%lu "
+			 "descriptors of the daemon's)",
 			 (unsigned)uid, bound);
 	else if (rc == -ENFILE)
 		snprintf(buf, len,

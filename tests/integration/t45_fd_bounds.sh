@@ -361,11 +361,11 @@ assert_lt "$(cat "$SFS_TMP/charged.health")" 1000 "charged: health answered with
 assert_true "charged: her starts stopped with EMFILE" "after $NR: $ERR" grep -q 'Too many open files$' <<<"$ERR"
 assert_true "charged: at her bound: what she holds, and one more proc, is past it" "held $HELD, bound $BOUND, $NR procs" \
 	test "$NR" -gt 0 -a "$HELD" -le "$BOUND" -a $((HELD + (HELD - CHK) / NR)) -gt "$BOUND"
-check "charged: her session's error says why" grep -q "procs/r$((NR + 1)): cannot start: uid $HER holds .*(max_fds_per_user)" "$CS/error"
+check "charged: her session's error says why" grep -q "procs/r$((NR + 1)): cannot start: uid $HER would pass max_fds_per_user" "$CS/error"
 assert_eq error "$(timeout 5 awk '$1 == "state" { print $2 }' "$CS/procs/r$((NR + 1))/status")" "charged: the refused proc failed"
 check "charged: a new context of hers does not start" as_her mkdir "$CS/contexts/k2"
 fails_with EMFILE "charged: its code fails" "${AS_HER[@]}" bash -c 'echo "1" | cat >"$1/code"' _ "$CS/contexts/k2"
-check "charged: and the error says why" grep -q "contexts/k2: cannot start python3: uid $HER holds" "$CS/error"
+check "charged: and the error says why" grep -q "contexts/k2: cannot start python3: uid $HER would pass max_fds_per_user" "$CS/error"
 assert_lt "$(health_ms)" 1000 "charged: health answers within 1 s" " ms"
 assert_eq root-ch "$(sfs_run_out "$MNT/sessions/default" 'echo root-ch')" "charged: root's run succeeds and he reads its stdout"
 check "charged: another user's mkdir works" as "$OTHER" mkdir "$MNT/sessions/other"
