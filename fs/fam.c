@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
-#include "fdq.h"
+#include "sessions/session/fdq.h"
 #include "sessions/core/log.h"
 #include "sessions/session/run.h"
 

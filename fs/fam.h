@@ -67,7 +67,7 @@ void fh_set_run(struct fh *fh, struct run *r);
 /* Drops fh's poll watch. */
 void fh_unwatch(struct fh *fh);
 /* Opens (once) fh's run's spool file with that suffix into *slot,
- * counted as its opener's (fs/fdq.c); returns the descriptor, or -errno
+ * counted as its opener's (sessions/fdq.c); returns the descriptor, or -errno
  * for its read to fail with (EMFILE, ENFILE, ENOMEM, EIO), said in the
  * session's error file. */
 int fh_spool(struct fh *fh, int *slot, const char *suffix);

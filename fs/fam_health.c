@@ -7,7 +7,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
-#include "fdq.h"
+#include "sessions/session/fdq.h"
 #include "sessions/core/cpulat.h"
 #include "sessions/session/driver.h"
 #include "sessions/session/sess.h"

@@ -33,7 +33,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/openat2.h>
-#include "fdq.h"
+#include "sessions/session/fdq.h"
 #include "files_node.h"
 #include "sessions/core/objs.h"
 #include "tree.h"

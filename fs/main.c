@@ -26,7 +26,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include "conf/conf.h"
-#include "fdq.h"
+#include "sessions/session/fdq.h"
 #include "files.h"
 #include "mountpoint.h"
 #include "ops.h"

@@ -183,6 +183,7 @@ void contain_teardown(void)
 int contain_new(struct contain *c, const char *tag)
 {
 	c->dfd = -1;
+	c->nested = false;
 	c->leader = c->sid = 0;
 	c->parent_dfd = base_fd;
 	snprintf(c->name, sizeof(c->name), "%s", tag);
@@ -198,6 +199,7 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 		   const char *tag)
 {
 	c->dfd = -1;
+	c->nested = false;
 	c->leader = c->sid = 0;
 	snprintf(c->name, sizeof(c->name), "%s", tag);
 	c->parent_dfd = parent->dfd;
@@ -205,9 +207,32 @@ int contain_new_in(struct contain *c, const struct contain *parent,
 		return 0;
 	if (mkdirat(parent->dfd, c->name, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	c->dfd = openat(parent->dfd, c->name,
-			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return c->dfd < 0 ? -errno : 0;
+	c->nested = true;
+	return 0;
+}
+
+/* Whether c is a cgroup (else the fallback's session id walk). */
+static bool in_cgroup(const struct contain *c)
+{
+	return c->dfd >= 0 || c->nested;
+}
+
+/* c's directory for one use: the one kept, or a nested one opened now
+ * (-1 with errno when that fails, or without a cgroup). */
+static int cg_open(const struct contain *c)
+{
+	if (!c->nested) {
+		errno = ENOENT;
+		return c->dfd;
+	}
+	return openat(c->parent_dfd, c->name,
+		      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void cg_done(const struct contain *c, int fd)
+{
+	if (fd >= 0 && fd != c->dfd)
+		close(fd);
 }
 
 /* In a child that contain_fork started in its cgroup: nothing to move. */
@@ -222,20 +247,26 @@ static bool no_clone3;
  * child of a raw clone3 is what fork would make. */
 pid_t contain_fork(const struct contain *c)
 {
+	int dfd = no_clone3 ? -1 : cg_open(c);
 	struct clone_args a = { .flags = CLONE_INTO_CGROUP,
 				.exit_signal = SIGCHLD,
-				.cgroup = (uint64_t)c->dfd };
+				.cgroup = (uint64_t)dfd };
 	long pid = -1;
 
-	if (c->dfd >= 0 && !no_clone3)
+	if (dfd >= 0)
 		pid = syscall(SYS_clone3, &a, sizeof(a));
 	if (pid == 0)
 		born_inside = true;
-	if (pid >= 0)
+	if (pid >= 0) {
+		cg_done(c, dfd);
 		return (pid_t)pid;
-	if (c->dfd >= 0 && (errno == ENOSYS || errno == E2BIG ||
-			    errno == EINVAL || errno == EOPNOTSUPP))
+	}
+	if (dfd >= 0 && (errno == ENOSYS || errno == E2BIG ||
+			 errno == EINVAL || errno == EOPNOTSUPP))
 		no_clone3 = true;
+	cg_done(c, dfd);
+	/* Where the directory could not be opened, contain_add fails and
+	 * the child's contain_enter refuses to go on outside its cgroup. */
 	pid = fork();
 	if (pid > 0)
 		contain_add(c, (pid_t)pid); /* before anyone can signal it */
@@ -250,16 +281,20 @@ int contain_enter(const struct contain *c)
 int contain_add(const struct contain *c, pid_t who)
 {
 	char pid[32];
-	int fd, rc = 0;
+	int dfd, fd, rc = 0;
 
-	if (c->dfd < 0)
+	if (!in_cgroup(c))
 		return 0;
+	dfd = cg_open(c);
+	if (dfd < 0)
+		return -errno;
 	snprintf(pid, sizeof(pid), "%ld", (long)who);
-	fd = openat(c->dfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	fd = openat(dfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
+	cg_done(c, dfd);
 	return rc;
 }
 
@@ -271,10 +306,9 @@ struct each {
 };
 
 /* Calls how->fn for every process of the cgroup but except. */
-static int cgroup_each(const struct contain *c, pid_t except,
-		       const struct each *how)
+static int cgroup_each(int dfd, pid_t except, const struct each *how)
 {
-	int fd = openat(c->dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	long pid;
 	int n = 0;
@@ -350,10 +384,17 @@ static int proc_each(const struct contain *c, pid_t except,
 	return n;
 }
 
+/* A nested cgroup that cannot be opened now is reached through its
+ * leader's session, as without cgroups. */
 static int each(const struct contain *c, pid_t except, const struct each *how)
 {
-	return c->dfd >= 0 ? cgroup_each(c, except, how) :
-			     proc_each(c, except, how);
+	int dfd = cg_open(c), n;
+
+	if (dfd < 0)
+		return proc_each(c, except, how);
+	n = cgroup_each(dfd, except, how);
+	cg_done(c, dfd);
+	return n;
 }
 
 static bool signal_one(pid_t pid, void *arg)
@@ -396,21 +437,25 @@ int contain_pids(const struct contain *c, pid_t except, struct contain_pids *l)
 
 void contain_kill(const struct contain *c)
 {
-	if (c->dfd >= 0)
-		write_file(c->dfd, "cgroup.kill", "1");
+	int dfd = cg_open(c);
+
+	if (dfd >= 0)
+		write_file(dfd, "cgroup.kill", "1");
 	else
 		contain_signal(c, SIGKILL, 0);
+	cg_done(c, dfd);
 }
 
 bool contain_empty(const struct contain *c)
 {
 	char buf[256];
-	int fd;
+	int dfd = cg_open(c), fd;
 	ssize_t n;
 
-	if (c->dfd < 0)
+	if (dfd < 0)
 		return contain_signal(c, 0, 0) == 0;
-	fd = openat(c->dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	cg_done(c, dfd);
 	if (fd < 0)
 		return true;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -421,10 +466,12 @@ bool contain_empty(const struct contain *c)
 
 void contain_free(struct contain *c)
 {
-	if (c->dfd < 0)
+	if (!in_cgroup(c))
 		return;
-	close(c->dfd);
+	if (c->dfd >= 0)
+		close(c->dfd);
 	c->dfd = -1;
+	c->nested = false;
 	if (unlinkat(c->parent_dfd, c->name, AT_REMOVEDIR) < 0)
 		log_msg(LOG_WARNING, "rmdir cgroup %s: %m", c->name);
 }

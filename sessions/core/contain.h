@@ -14,8 +14,11 @@
 #include <sys/types.h>
 
 struct contain {
-	int dfd;	/* the cgroup directory, or -1 (fallback) */
+	int dfd;	/* the cgroup directory kept open (a session's), or -1 */
 	int parent_dfd; /* the directory it is in (not owned) */
+	bool nested;	/* a child cgroup in parent_dfd, opened only for
+			 * each use (so that a context or proc a user makes
+			 * keeps no descriptor of the daemon's) */
 	pid_t leader;	/* the live session leader (the shell), or 0 */
 	pid_t sid;	/* the session id it made (kept after it dies) */
 	char name[32];
@@ -32,9 +35,12 @@ void contain_watchdog(void);
 void contain_teardown(void);
 /* Prepares containment for one session. Returns 0 or -errno. */
 int contain_new(struct contain *c, const char *tag);
-/* Containment for a process of a session: a child cgroup of parent's, so
- * that killing the parent's subtree reaches it but signalling the
- * parent's own processes does not. */
+/* Containment for a process of a session: a child cgroup of parent's (a
+ * session's, from contain_new), so that killing the parent's subtree
+ * reaches it but signalling the parent's own processes does not. Its
+ * directory is opened only while it is used; where that open fails (the
+ * daemon's descriptors at their limit), a child refuses to start
+ * (contain_enter) and signals reach the leader's session instead. */
 int contain_new_in(struct contain *c, const struct contain *parent,
 		   const char *tag);
 /* In the parent, right after fork: moves pid into c, so that a signal

@@ -83,6 +83,7 @@ int ctx_new(struct sess *s, const char *name, struct ctx **out)
 	c->timeout_ms = s->timeout_ms;
 	c->req_fd = c->ans.fd = c->out_fd = c->err_fd = -1;
 	c->idle_o.fd = c->idle_e.fd = c->cg.dfd = -1;
+	c->start_err = EIO;
 	list_init(&c->queue);
 	list_init(&c->execs);
 	rc = ctx_setup(s, c);

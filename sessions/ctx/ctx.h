@@ -42,6 +42,9 @@ struct ctx {
 	char *why; /* why it is dead */
 
 	pid_t pid; /* the interpreter, 0: none */
+	unsigned fd_charge; /* its descriptors, counted as the owner's */
+	int start_err;	    /* what code fails with while it is dead: EIO,
+			     * EMFILE or ENFILE when its start was refused */
 	int64_t started_wall;
 	struct reap_watch reap;
 	struct contain cg;

@@ -21,6 +21,7 @@
 #include "sessions/core/log.h"
 #include "sessions/session/rtdir.h"
 #include "sessions/session/shell.h"
+#include "sessions/session/fdq.h"
 
 extern char **environ;
 
@@ -120,16 +121,39 @@ static void close_fds(int *fd, int n)
 			close(fd[i]);
 }
 
+/* Counts the interpreter's descriptors as its owner's, checked against
+ * her bound and the cut with those just made (fd). */
+static int charge(const struct ctxproc_spec *sp, struct ctxproc *p,
+		  const int fd[6])
+{
+	char why[128];
+	int top = -1, rc;
+
+	for (int i = 0; i < 6; i++)
+		top = fd[i] > top ? fd[i] : top;
+	rc = fdq_charge(sp->uid, CTXPROC_FDS, top);
+	if (rc < 0)
+		snprintf(p->why, sizeof(p->why), "cannot start %s: %s",
+			 sp->interp, fdq_why(sp->uid, rc, why, sizeof(why)));
+	else
+		p->fd_charge = CTXPROC_FDS;
+	return rc;
+}
+
 int ctxproc_spawn(const struct ctxproc_spec *sp, struct ctxproc *p)
 {
 	int fd[6] = { -1, -1, -1, -1, -1, -1 }; /* q, a, out r/w, err r/w */
 	int rc = (fd[0] = make_fifo(sp, 'q'));
 
+	p->fd_charge = 0;
+	p->why[0] = '\0';
 	if (rc >= 0)
 		rc = fd[1] = make_fifo(sp, 'a');
 	if (rc >= 0 &&
 	    (pipe2(fd + 2, O_CLOEXEC) < 0 || pipe2(fd + 4, O_CLOEXEC) < 0))
 		rc = -errno;
+	if (rc >= 0)
+		rc = charge(sp, p, fd);
 	if (rc < 0)
 		goto fail;
 	p->pid = fork();
@@ -137,6 +161,7 @@ int ctxproc_spawn(const struct ctxproc_spec *sp, struct ctxproc *p)
 		child(sp, fd[3], fd[5]);
 	if (p->pid < 0) {
 		rc = -errno;
+		fdq_uncharge(sp->uid, &p->fd_charge);
 		goto fail;
 	}
 	close(fd[3]);

@@ -35,7 +35,15 @@ struct ctxproc_spec {
 struct ctxproc {
 	pid_t pid;
 	int req_fd, ans_fd, out_fd, err_fd;
+	unsigned fd_charge; /* counted as the owner's (fdq.h) until the
+			     * context gives them back (fdq_uncharge) */
+	char why[160];	    /* why the start was refused, or "" */
 };
+
+/* What a running interpreter keeps of the daemon's: the two fifos, the
+ * two pipes and their copies watched between executions, an execution's
+ * copies of the pipes and its three spools. */
+#define CTXPROC_FDS 11
 
 /* The path of the driver file (sfsctx.py, sfsctx.js) for an interpreter
  * to run: a copy, mode 0444, in the runtime directory, made at the first
@@ -44,7 +52,9 @@ struct ctxproc {
  * home) runs it too; the file itself when it cannot be copied (logged).
  * False when there is no such file. */
 bool ctxproc_driver(const char *file, char *buf, size_t len);
-/* Starts the interpreter. Returns 0 or -errno (nothing left open). */
+/* Starts the interpreter, its descriptors charged to sp->uid: returns 0
+ * or -errno (nothing left open; EMFILE or ENFILE with p->why when her
+ * bound or the cut refused it). */
 int ctxproc_spawn(const struct ctxproc_spec *sp, struct ctxproc *p);
 /* Unlinks the fifos of tag (once the driver has opened them). */
 void ctxproc_unlink(int dirfd, const char *tag);

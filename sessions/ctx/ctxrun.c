@@ -28,6 +28,7 @@
 #include "sessions/session/output.h"
 #include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
+#include "sessions/session/fdq.h"
 
 static void pump(struct ctx *c);
 static void arm(struct ctx *c);
@@ -61,7 +62,7 @@ static void fail_exec(struct ctx *c, struct run *r, const char *name,
 		list_del(&r->qlink);
 	ctx_fail_record(c, r, name, c->why ? c->why : "the context is gone");
 	r->cx->count = c->count;
-	r->start_err = end == END_CANCELED ? 0 : EIO;
+	r->start_err = end == END_CANCELED ? 0 : c->start_err;
 	run_finish(r, 1, 0, end);
 }
 
@@ -135,14 +136,13 @@ static void disconnect(struct ctx *c)
 	}
 	if (c->req_fd >= 0)
 		close(c->req_fd);
+	fdq_uncharge(c->sess->uid, &c->fd_charge);
 	c->req_fd = c->ans.fd = -1;
 	c->abuf.len = 0;
 }
 
-static void set_dead(struct ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void set_dead(struct ctx *c, const char *fmt, ...)
+static __attribute__((format(printf, 2, 3))) void
+set_dead(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 	char *why = NULL;
@@ -231,8 +231,13 @@ static int spawn_with(struct ctx *c, const char *drv)
 	fifo_tag(c, tag, sizeof(tag));
 	rc = ctxproc_spawn(&sp, &p);
 	envmap_envp_free(envp);
+	if (rc < 0 && p.why[0]) { /* her bound or the cut: her code says so */
+		c->start_err = -rc;
+		set_dead(c, "%s", p.why);
+	}
 	if (rc < 0)
 		return rc;
+	c->fd_charge = p.fd_charge;
 	contain_add(&c->cg, p.pid);
 	c->pid = c->cg.leader = c->cg.sid = p.pid;
 	c->started_wall = loop_wall_ms();
@@ -262,6 +267,7 @@ static void spawn(struct ctx *c)
 	free(c->why);
 	c->why = NULL;
 	c->count = 0;
+	c->start_err = EIO;
 	c->state = CTX_IDLE;
 	if (ctxproc_driver(file, drv, sizeof(drv)))
 		rc = spawn_with(c, drv);

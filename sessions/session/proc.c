@@ -23,6 +23,7 @@
 #include "sessions/session/proc.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
+#include "sessions/session/fdq.h"
 
 struct run *proc_by_name(struct sess *s, const char *name)
 {
@@ -110,6 +111,34 @@ static void close_all(int *fds, int n)
 			close(fds[i]);
 }
 
+/* A running proc keeps its stdout and stderr pipes, its stdin's when
+ * fed and its three spools (out, err, index): counted as its owner's
+ * from its start to its end, checked against her bound and the cut with
+ * the pipes just made (fds). */
+static int charge(struct sess *s, struct run *p, const int fds[6])
+{
+	unsigned n = p->want_stdin ? 6 : 5;
+	char why[160];
+	int top = -1, rc;
+
+	for (int i = 0; i < 6; i++)
+		top = fds[i] > top ? fds[i] : top;
+	rc = fdq_charge(s->uid, n, top);
+	if (rc == 0)
+		p->fd_charge = n;
+	else
+		sess_error(s, "procs/%s: cannot start: %s", p->name,
+			   fdq_why(s->uid, rc, why, sizeof(why)));
+	return rc;
+}
+
+/* Its pipes and spools are closed (its end, or its removal). */
+static void uncharge(struct run *p)
+{
+	if (p->sess)
+		fdq_uncharge(p->sess->uid, &p->fd_charge);
+}
+
 static void on_stdin(struct loop_watch *w, uint32_t events);
 static void reaped(struct reap_watch *w, int wstatus);
 
@@ -150,6 +179,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
 	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
+	bool refused = false;
 
 	if (p->has_cmd)
 		return -EBUSY;
@@ -162,11 +192,15 @@ int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 	if (rc == 0)
 		rc = make_pipes(p, fds);
 	if (rc == 0)
+		refused = (rc = charge(s, p, fds)) < 0; /* it said why */
+	if (rc == 0)
 		rc = spawn(s, p, fds);
 	if (rc < 0) {
 		close_all(fds, 6);
-		sess_error(s, "procs/%s: cannot start: %s", p->name,
-			   strerror(-rc));
+		if (!refused)
+			sess_error(s, "procs/%s: cannot start: %s", p->name,
+				   strerror(-rc));
+		uncharge(p);
 		run_finish(p, 126, 0, END_ERROR);
 		return rc;
 	}
@@ -313,6 +347,7 @@ static void drop_proc(struct sess *s, struct run *p)
 	close_stdin(p);
 	execerr_close(&p->start);
 	run_finish(p, 128 + SIGTERM, SIGTERM, END_CANCELED); /* never ran */
+	uncharge(p);
 	contain_free(&p->cg);
 	list_del(&p->link);
 	s->nprocs--;
@@ -353,6 +388,7 @@ static void ended(struct run *p, int wstatus)
 		run_finish(p, 128 + WTERMSIG(wstatus), WTERMSIG(wstatus), end);
 	else
 		run_finish(p, WEXITSTATUS(wstatus), 0, end);
+	uncharge(p);
 	log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)", s->name,
 		p->name, run_state_name(p), p->exit_code);
 	if (p->end == END_KILLED || p->gone_cb)

@@ -69,6 +69,7 @@ struct run {
 	/* A terminal's output (tty.c) is a run that is never queued. */
 	bool is_tty;
 	struct contain cg;     /* the process's own cgroup */
+	unsigned fd_charge;    /* descriptors counted as its owner's (fdq.h) */
 	bool want_stdin;       /* stdin was opened for writing before start */
 	struct strbuf stdin_q; /* bytes not yet taken by the process */
 	struct loop_watch stdin_w; /* write end of its stdin, or fd -1 */

@@ -262,5 +262,130 @@ release files
 assert_eq f7 "$(as_her cat "$MNT/files/d/f7")" "files: released, she reads files/ again"
 sfs_check_umount "cut"
 
+# ---------------------------------------------------------------- what she makes
+
+# Her contexts and procs (empty, or ended) keep no descriptor of the
+# daemon's: each cgroup directory is opened only while it is used. More
+# of them than the daemon's limit must leave root's runs and reads,
+# another user's mkdir and health as they were (the old daemon kept one
+# descriptor each, and ran out of all of them).
+printf 'runtime_dir = "%s";\nworkspace = "%s";\n' "$RT" "$WS" >"$CFG"
+sfs_start_mount "objects" -o allow_other -c "$CFG" || { SFS_DONE=1; exit 1; }
+CUT=$(metric fds_cut)
+nfds() { find "/proc/$SFS_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+NS=4 NC=256 NP=128 # 4 x 256 contexts and 128 procs: more than the limit (1024)
+for ((i = 1; i <= NS; i++)); do # its shell started: the session's own descriptors are counted before
+	check "objects: she makes session o$i and runs in it" as_her bash -c 'mkdir "$1" && echo true >"$1/cmd"' _ "$MNT/sessions/o$i"
+done
+FDS0=$(nfds)
+# make.sh MNT NS NC NP DONE: contexts, empty procs and procs that ended;
+# writes "CONTEXTS PROCS" (how many were made) to DONE
+cat >"$U/make.sh" <<'EOF2'
+m=$1 c=0 p=0
+for ((i = 1; i <= $2; i++)); do
+	for ((j = 1; j <= $3; j++)); do mkdir "$m/sessions/o$i/contexts/c$j" && c=$((c + 1)); done
+done
+for ((j = 1; j <= $4; j++)); do
+	mkdir "$m/sessions/o1/procs/p$j" || continue
+	p=$((p + 1))
+	[ $((j % 2)) = 0 ] && echo true >"$m/sessions/o1/procs/p$j/cmd"
+done
+echo "$c $p" >"$5.tmp" && mv "$5.tmp" "$5"
+EOF2
+chmod 644 "$U/make.sh"
+timeout -k 2 120 setpriv --reuid="$HER" --regid="$HER" --clear-groups -- bash "$U/make.sh" "$MNT" "$NS" "$NC" "$NP" "$U/made" &
+SFS_BG_PIDS+=("$!")
+watch_health "$SFS_TMP/objects.health" "$U/made"
+read -r MC MP <"$U/made" 2>/dev/null || { MC=0; MP=0; }
+assert_eq "$((NS * NC)) $NP" "$MC $MP" "objects: she made all her contexts and procs (none refused)"
+assert_lt "$(cat "$SFS_TMP/objects.health")" 1000 "objects: health answered within 1 s while she made them" " ms"
+# ended_all: every even proc has ended
+ended_all() { ! grep -lx 'state running' "$MNT"/sessions/o1/procs/p*[02468]/status >/dev/null 2>&1; }
+check "objects: her procs that ran have ended" sfs_until 20 ended_all
+FDS1=$(nfds)
+note "objects: the daemon's descriptors $FDS0 before her $MC contexts and $MP procs, $FDS1 with them (cut $CUT)"
+assert_lt "$((FDS1 - FDS0))" 32 "objects: they keep (almost) no descriptor of the daemon's" ""
+assert_eq 0 "$(metric fds_held)" "objects: metrics count no descriptor held for her"
+assert_lt "$(health_ms)" 1000 "objects: health answers within 1 s" " ms"
+assert_eq root-obj "$(sfs_run_out "$MNT/sessions/default" 'echo root-obj')" "objects: root's run succeeds and he reads its stdout"
+check "objects: root reads its output" grep -qx root-obj "$MNT/sessions/default/output"
+check "objects: another user's mkdir works" as "$OTHER" mkdir "$MNT/sessions/other"
+check "objects: and his context's mkdir" as "$OTHER" mkdir "$MNT/sessions/other/contexts/k"
+check "objects: his rmdir" as "$OTHER" rmdir "$MNT/sessions/other/contexts/k" "$MNT/sessions/other"
+check "objects: a proc of hers still runs and ends" as_her bash -c 'mkdir "$1/q" && echo "echo q-ok" >"$1/q/cmd"' _ "$MNT/sessions/o2/procs"
+check "objects: and its stdout says so" sfs_until 20 grep -qx q-ok "$MNT/sessions/o2/procs/q/stdout"
+check "objects: she removes her sessions" as_her bash -c 'for ((i = 1; i <= $2; i++)); do rmdir "$1/o$i" || exit; done' _ "$MNT/sessions" "$NS"
+few() { [ "$(nfds)" -le "$FDS0" ]; }
+if sfs_until 20 few; then pass "objects: removed, the daemon is back to $FDS0 descriptors or fewer"; else
+	fail "objects: removed, the daemon is back to $FDS0 descriptors or fewer" "$(nfds)"
+fi
+assert_eq 0 "$(metric fds_held)" "objects: and metrics count none for her"
+sfs_check_umount "objects"
+
+# ---------------------------------------------------------------- what her processes keep
+
+# A running proc keeps its pipes and spools, a context's interpreter its
+# fifos, pipes and an execution's spools: they count against her bound
+# from the start to the end, and a start past it fails with EMFILE and a
+# line in error. Root, another user and health go on; her count is back
+# at the end of her processes.
+sfs_start_mount "charged" -o allow_other -c "$CFG" || { SFS_DONE=1; exit 1; }
+BOUND=$(metric fds_per_user)
+CS=$MNT/sessions/ch
+check "charged: she makes her session" as_her mkdir "$CS"
+check "charged: and a context in it" as_her mkdir "$CS/contexts/k"
+check "charged: its python runs" as_her bash -c 'echo "x = 6 * 7" >"$1/code"' _ "$CS/contexts/k"
+CHK=$(metric fds_held)
+note "charged: a running context counts $CHK of her $BOUND"
+assert_true "charged: a running context counts against her bound" "fds_held $CHK" test "${CHK:-0}" -gt 0
+# starts.sh DIR N OUT: procs r1..rN running sleep, until a start fails;
+# "STARTED ERROR-LINE" to OUT
+cat >"$U/starts.sh" <<'EOF2'
+n=0 err=none
+for ((j = 1; j <= $2; j++)); do
+	mkdir "$1/procs/r$j" || { err="mkdir failed"; break; }
+	# cat says what the close (the start) returned; bash's own > would not
+	if ! out=$(echo "exec sleep 120" | cat 2>&1 >"$1/procs/r$j/cmd"); then err=$out; break; fi
+	n=$j
+done
+echo "$n $err" >"$3.tmp" && mv "$3.tmp" "$3"
+EOF2
+chmod 644 "$U/starts.sh"
+as_her bash "$U/starts.sh" "$CS" $((BOUND + 10)) "$U/started" &
+SFS_BG_PIDS+=("$!")
+watch_health "$SFS_TMP/charged.health" "$U/started"
+read -r NR ERR <"$U/started" 2>/dev/null || { NR=0; ERR=noreport; }
+HELD=$(metric fds_held)
+note "charged: $NR procs started, then: $ERR; fds_held $HELD of $BOUND"
+assert_lt "$(cat "$SFS_TMP/charged.health")" 1000 "charged: health answered within 1 s while she started them" " ms"
+assert_true "charged: her starts stopped with EMFILE" "after $NR: $ERR" grep -q 'Too many open files$' <<<"$ERR"
+assert_true "charged: at her bound: what she holds, and one more proc, is past it" "held $HELD, bound $BOUND, $NR procs" \
+	test "$NR" -gt 0 -a "$HELD" -le "$BOUND" -a $((HELD + (HELD - CHK) / NR)) -gt "$BOUND"
+check "charged: her session's error says why" grep -q "procs/r$((NR + 1)): cannot start: uid $HER would pass max_fds_per_user" "$CS/error"
+assert_eq error "$(timeout 5 awk '$1 == "state" { print $2 }' "$CS/procs/r$((NR + 1))/status")" "charged: the refused proc failed"
+check "charged: a new context of hers does not start" as_her mkdir "$CS/contexts/k2"
+fails_with EMFILE "charged: its code fails" "${AS_HER[@]}" bash -c 'echo "1" | cat >"$1/code"' _ "$CS/contexts/k2"
+check "charged: and the error says why" grep -q "contexts/k2: cannot start python3: uid $HER would pass max_fds_per_user" "$CS/error"
+assert_lt "$(health_ms)" 1000 "charged: health answers within 1 s" " ms"
+assert_eq root-ch "$(sfs_run_out "$MNT/sessions/default" 'echo root-ch')" "charged: root's run succeeds and he reads its stdout"
+check "charged: another user's mkdir works" as "$OTHER" mkdir "$MNT/sessions/other"
+check "charged: and his proc starts" as "$OTHER" bash -c 'mkdir "$1/procs/q" && echo "echo his-ok" >"$1/procs/q/cmd"' _ "$MNT/sessions/other"
+check "charged: and ends with its output" sfs_until 20 grep -qx his-ok "$MNT/sessions/other/procs/q/stdout"
+check "charged: his rmdir" as "$OTHER" rmdir "$MNT/sessions/other"
+check "charged: she removes her procs" as_her bash -c 'rmdir "$1"/procs/r*' _ "$CS"
+back() { [ "$(metric fds_held)" = "$CHK" ]; }
+if sfs_until 20 back; then pass "charged: her procs gone, her count is back to the context's $CHK"; else
+	fail "charged: her procs gone, her count is back to the context's $CHK" "fds_held $(metric fds_held)"
+fi
+check "charged: her new context restarts" as_her bash -c 'echo restart >"$1/ctl" && echo "6 * 7" >"$1/code"' _ "$CS/contexts/k2"
+assert_file_eq "$CS/contexts/k2/result" $'42\n' "charged: and answers"
+check "charged: an ended proc of hers" as_her bash -c 'mkdir "$1/procs/e" && echo "echo ended" >"$1/procs/e/cmd"' _ "$CS"
+check "charged: ended with its output" sfs_until 20 grep -qx ended "$CS/procs/e/stdout"
+check "charged: she removes her session" as_her rmdir "$CS"
+if sfs_until 20 held_is 0; then pass "charged: her session gone, the daemon counts none of hers"; else
+	fail "charged: her session gone, the daemon counts none of hers" "fds_held $(metric fds_held)"
+fi
+sfs_check_umount "charged"
+
 SFS_DONE=1
 exit 0

@@ -1,13 +1,14 @@
-/* test_fdq.c - fs/fdq.c with a limit of 64 descriptors: the bound per
+/* test_fdq.c - sessions/fdq.c with a limit of 64 descriptors: the bound per
  * user (EMFILE for her alone, none for root), the cut (ENFILE for every
  * user's descriptor, while the daemon's own opens still have the
- * reserve), what closes give back, and the defaults worked out from the
- * limit. Check forks each test, so each starts with a fresh module. */
+ * reserve), what closes give back, the charges of processes (checked
+ * with her open files, given back once), and the defaults worked out
+ * from the limit. Check forks each test, so each starts with a fresh module. */
 #include <errno.h>
 #include <sys/resource.h>
 #include "unit.h"
 #include "conf/conf.h"
-#include "fs/fdq.h"
+#include "sessions/session/fdq.h"
 
 #define SHE 1000
 #define HE  1001
@@ -96,6 +97,34 @@ START_TEST(cut_keeps_the_reserve)
 }
 END_TEST
 
+START_TEST(charged_with_her_files)
+{
+	unsigned five = 5, two = 2, root = 40;
+	int fd;
+
+	start(16, 8);
+	ck_assert_int_eq(fdq_charge(SHE, 5, 3), 0);
+	ck_assert_uint_eq(fdq_held(), 5);
+	ck_assert_int_eq(fdq_charge(SHE, 5, 3), -EMFILE); /* 10 > 8 */
+	ck_assert_int_ge(fd = fdq_take(SHE, null_fd()), 0); /* 6 */
+	ck_assert_int_eq(fdq_charge(SHE, 2, 3), 0);	   /* 8 */
+	ck_assert_int_eq(fdq_check(SHE), -EMFILE);
+	ck_assert_int_eq(fdq_charge(HE, 2, 48), -ENFILE); /* at the cut */
+	ck_assert_int_eq(fdq_charge(0, root, 3), 0);	  /* no bound */
+	ck_assert_uint_eq(fdq_refused(), 3);
+	fdq_uncharge(SHE, &five);
+	ck_assert_uint_eq(five, 0);
+	fdq_uncharge(SHE, &five); /* given back once */
+	ck_assert_uint_eq(fdq_held(), 43);
+	ck_assert_int_eq(fdq_check(SHE), 0);
+	fdq_uncharge(SHE, &two);
+	fdq_uncharge(0, &root);
+	fdq_close(fd);
+	ck_assert_uint_eq(fdq_held(), 0);
+	ck_assert_int_eq(fdq_charge(SHE, 8, 3), 0);
+}
+END_TEST
+
 START_TEST(defaults_from_the_limit)
 {
 	start(256, 0); /* the reserve is at most half the limit */
@@ -114,6 +143,7 @@ int main(void)
 	tcase_add_test(tc, bound_per_user);
 	tcase_add_test(tc, released_without_close);
 	tcase_add_test(tc, cut_keeps_the_reserve);
+	tcase_add_test(tc, charged_with_her_files);
 	tcase_add_test(tc, defaults_from_the_limit);
 	suite_add_tcase(s, tc);
 	return unit_run(s);

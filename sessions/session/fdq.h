@@ -1,7 +1,8 @@
 /*
- * fdq.h - the descriptors the daemon holds for users' open files: a
- * bound per user (max_fds_per_user) and a reserve (fd_reserve) that only
- * the daemon's own work may use.
+ * fdq.h - the descriptors the daemon holds for users' open files and
+ * for the processes they start (procs/, contexts/): a bound per user
+ * (max_fds_per_user) and a reserve (fd_reserve) that only the daemon's
+ * own work may use.
  */
 #ifndef SFS_FDQ_H
 #define SFS_FDQ_H
@@ -23,13 +24,25 @@ int fdq_take(uid_t uid, int fd);
  * while the kernel remembers the inode): returns fd, or -errno (ENFILE
  * past the cut, which closes fd). */
 int fdq_keep(int fd);
+/* A process of uid's starts (a proc, a context's interpreter) for which
+ * the daemon keeps n descriptors while it lives (pipes, spools), top the
+ * highest of those opened so far: 0, now counted as hers, or -EMFILE
+ * past her bound (the mounter and root have none), -ENFILE when top is
+ * at or past the cut. */
+int fdq_charge(uid_t uid, unsigned n, int top);
+/* Those *n descriptors are closed: they no longer count, and *n is 0
+ * (so that they are never given back twice). */
+void fdq_uncharge(uid_t uid, unsigned *n);
+/* One line saying why rc (EMFILE, ENFILE from here) refused uid, into
+ * buf; anything else as strerror. Returns buf. */
+const char *fdq_why(uid_t uid, int rc, char *buf, size_t len);
 /* fd (counted by fdq_take, or not) is about to be closed by its owner
  * (closedir): it no longer counts. */
 void fdq_release(int fd);
 /* fdq_release, then close (nothing for fd < 0). */
 void fdq_close(int fd);
 
-/* For the metrics: descriptors held for open files now, the bound per
+/* For the metrics: descriptors held for open files and processes now, the bound per
  * user, the cut, and the opens refused since the start. */
 unsigned long fdq_held(void);
 unsigned long fdq_bound(void);

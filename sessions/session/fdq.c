@@ -1,8 +1,9 @@
 /*
  * fdq.c - the descriptors the daemon holds for users' open files
  * (spools read through stdout, output, stream, cmd; files/ files and
- * directories): counted per uid against max_fds_per_user, and kept below
- * the cut, RLIMIT_NOFILE less fd_reserve.
+ * directories) and for the processes they start in procs/ and contexts/
+ * (pipes, spools): counted per uid against max_fds_per_user, and kept
+ * below the cut, RLIMIT_NOFILE less fd_reserve.
  *
  * The kernel gives the lowest free number, so a descriptor numbered at
  * or past the cut means that every number below it is taken: one opened
@@ -12,11 +13,13 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <string.h>
 #include <unistd.h>
 #include "conf/conf.h"
-#include "fdq.h"
+#include "sessions/session/fdq.h"
 #include "sessions/core/log.h"
 
 #define NOBODY	  ((uid_t)-1) /* a descriptor counted for no user */
@@ -79,11 +82,17 @@ static struct use *use_of(uid_t uid, bool add)
 	return &uses[nuses++];
 }
 
+/* Whether uid has no bound: root and the mounter. */
+static bool unbound(uid_t uid)
+{
+	return uid == 0 || uid == getuid();
+}
+
 int fdq_check(uid_t uid)
 {
 	const struct use *u = use_of(uid, false);
 
-	if (uid == 0 || uid == getuid() || !u || u->n < bound)
+	if (unbound(uid) || !u || u->n < bound)
 		return 0;
 	refused++;
 	return -EMFILE;
@@ -112,6 +121,57 @@ int fdq_take(uid_t uid, int fd)
 	owner[fd] = uid;
 	held++;
 	return fd;
+}
+
+int fdq_charge(uid_t uid, unsigned n, int top)
+{
+	int rc = fdq_init();
+	struct use *u = rc == 0 ? use_of(uid, false) : NULL;
+
+	if (rc == 0 && !unbound(uid) && (u ? u->n : 0) + n > bound)
+		rc = -EMFILE;
+	else if (rc == 0 && top >= 0 && (unsigned long)top >= cut)
+		rc = -ENFILE;
+	if (rc == 0 && !(u = use_of(uid, true)))
+		return -ENOMEM;
+	if (rc < 0) {
+		refused++;
+		return rc;
+	}
+	u->n += n;
+	held += n;
+	return 0;
+}
+
+void fdq_uncharge(uid_t uid, unsigned *np)
+{
+	struct use *u = use_of(uid, false);
+	unsigned long n = *np;
+
+	*np = 0;
+	if (!u || n == 0)
+		return;
+	n = n < u->n ? n : u->n;
+	u->n -= n;
+	held -= n;
+	if (u->n == 0)
+		*u = uses[--nuses];
+}
+
+const char *fdq_why(uid_t uid, int rc, char *buf, size_t len)
+{
+	if (rc == -EMFILE)
+		snprintf(buf, len,
+			 "uid %u would pass max_fds_per_user (%lu "
+			 "descriptors of the daemon's)",
+			 (unsigned)uid, bound);
+	else if (rc == -ENFILE)
+		snprintf(buf, len,
+			 "the daemon's descriptors are at their limit less "
+			 "fd_reserve");
+	else
+		snprintf(buf, len, "%s", strerror(-rc));
+	return buf;
 }
 
 int fdq_keep(int fd)
