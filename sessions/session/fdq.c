@@ -23,6 +23,10 @@
 #include "sessions/core/log.h"
 
 #define NOBODY	  ((uid_t)-1) /* a descriptor counted for no user */
+/* What a session holds at most without what is charged to its owner:
+ * its directory, cgroup, shell's pipes, spools, terminal (measured: 8 at
+ * mkdir, 13 with its shell, 18 with its terminal). */
+#define FDS_PER_SESSION 18
 #define LIMIT_MAX (1u << 24)  /* more than the kernel's nr_open allows */
 
 /* What one user holds. */
@@ -55,6 +59,17 @@ int fdq_init(void)
 		return -ENOMEM;
 	for (unsigned long i = 0; i < cut; i++)
 		owner[i] = NOBODY;
+	/* Sessions are not charged to their owners (max_sessions_per_user
+	 * bounds them): no more of them than the cut has room for, so that
+	 * they never reach the reserve. */
+	if (conf.max_sessions > cut / FDS_PER_SESSION) {
+		log_msg(LOG_NOTICE,
+			"max_sessions lowered from %llu to %lu: %lu descriptors "
+			"below the reserve, some %d a session",
+			(unsigned long long)conf.max_sessions,
+			cut / FDS_PER_SESSION, cut, FDS_PER_SESSION);
+		conf.max_sessions = cut / FDS_PER_SESSION;
+	}
 	log_msg(LOG_INFO,
 		"descriptors: limit %lu, %lu kept for the daemon, %lu per user",
 		limit, reserve, bound);

@@ -155,6 +155,10 @@ release() {
 CFG=$SFS_TMP/bound.conf
 printf 'runtime_dir = "%s";\nworkspace = "%s";\n' "$RT" "$WS" >"$CFG"
 sfs_start_mount "bound" -o allow_other -c "$CFG" || { SFS_DONE=1; exit 1; }
+# sessions are not charged to their owners: no more of them than the
+# descriptors below the reserve have room for (18 each)
+check "bound: max_sessions lowered to what 768 descriptors hold" \
+	grep -q "max_sessions lowered from 1024 to 42" "$SFS_TMP/daemon.log"
 BOUND=$(metric fds_per_user)
 CUT=$(metric fds_cut)
 note "the daemon's bound per user $BOUND, cut $CUT (of its limit 1024)"
