@@ -11,6 +11,7 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "fdq.h"
+#include "sessions/ctl.h"
 #include "sessions/log.h"
 #include "sessions/run.h"
 
@@ -521,6 +522,32 @@ int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line)
 	return rc;
 }
 
+/* Checks one line written to a ctl file against its table, or carries it
+ * out through its row. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
+		    bool apply)
+{
+	const struct fam_ctl *t = fh->fe->ops->ctl;
+	const char *name = NULL;
+	void *owner = t->owner(fh, s, &name);
+	const struct ctl_verb *v;
+	struct ctl_args a;
+	char usage[160];
+
+	if (!owner)
+		return -t->gone;
+	v = ctl_lookup(t->verbs, l, len, &a);
+	a.s = s;
+	a.owner = owner;
+	if (v)
+		return apply ? v->fn(&a) : 0;
+	ctl_usage(t->verbs, usage, sizeof(usage));
+	sess_error(s, "%s%s%sctl: '%.*s' is not %s; nothing of this write was "
+		   "done", t->dir, name ? name : "", name ? "/" : "",
+		   (int)(len > 80 ? 80 : len), l, usage);
+	return -EINVAL;
+}
+
 int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		  const char *buf, size_t size, off_t off)
 {
@@ -528,7 +555,7 @@ int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 
 	(void)req;
 	(void)off;
-	return rc < 0 ? rc : fam_lines(fh, n->s, false, fh->fe->ops->line);
+	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
 }
 
 int fam_ctl_flush(fuse_req_t req, struct fh *fh)
@@ -537,7 +564,7 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 
 	(void)req;
 	if (s && fh->w.len)
-		return fam_lines(fh, s, true, fh->fe->ops->line);
+		return fam_lines(fh, s, true, ctl_line);
 	return -fh->werr;
 }
 

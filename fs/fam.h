@@ -149,15 +149,28 @@ size_t fam_value_len(const struct strbuf *w);
 typedef int fam_line_fn(struct fh *fh, struct sess *s, const char *l,
 			size_t len, bool apply);
 int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line);
-/* A ctl file's write (its complete lines are carried out by its row's
- * line handler) and close (a last line without a newline is carried out
- * then): a ctl row's ops are FAM_CTL_OPS(its line handler). */
+/* A ctl file's table: its verbs (sessions/ctl.h), the folder its error
+ * lines name it in ("procs/": procs/NAME/ctl), and the owner of the
+ * lines written to fh with its name (NULL where the folder has one ctl),
+ * or NULL when it is gone (the line fails with -gone). */
+struct ctl_verb;
+struct fam_ctl {
+	const char *dir;
+	const struct ctl_verb *verbs;
+	void *(*owner)(struct fh *fh, struct sess *s, const char **name);
+	int gone;
+};
+/* A ctl file's write (its complete lines are checked against its table,
+ * then carried out by their rows; a line none of them takes is refused,
+ * -EINVAL, with an error line that names the verbs) and close (a last
+ * line without a newline is carried out then): a ctl row's ops are
+ * FAM_CTL_OPS(its table). */
 int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		  const char *buf, size_t size, off_t off);
 int fam_ctl_flush(fuse_req_t req, struct fh *fh);
-#define FAM_CTL_OPS(fn)                                                        \
+#define FAM_CTL_OPS(tab)                                                       \
 	{                                                                      \
-		.write = fam_ctl_write, .flush = fam_ctl_flush, .line = (fn)   \
+		.write = fam_ctl_write, .flush = fam_ctl_flush, .ctl = &(tab)  \
 	}
 
 /* What mkdir in runs/ or procs/ answers: the new run's inode (made with

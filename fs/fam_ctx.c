@@ -10,6 +10,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_ctx.h"
+#include "sessions/ctl.h"
 #include "sessions/objs.h"
 
 static char *lang_text(const struct node *n, size_t *len)
@@ -187,46 +188,53 @@ static const struct fops env_ops = {
 	.create = env_create,
 };
 
-static bool word_is(const char *l, size_t len, const char *w)
+/* What a context's verb answers: a dead restart is said by status and
+ * error, not by the write. */
+static int ctx_done(const struct ctl_args *a, int rc)
 {
-	while (len && (l[len - 1] == ' ' || l[len - 1] == '\t'))
-		len--;
-	while (len && (*l == ' ' || *l == '\t'))
-		l++, len--;
-	return len == strlen(w) && memcmp(l, w, len) == 0;
+	const struct ctx *c = a->owner;
+
+	if (rc == -ESRCH)
+		sess_error(a->s, "contexts/%s/ctl: nothing is running",
+			   c->name);
+	return rc == -EIO ? 0 : rc;
 }
 
-/* Checks one line written to a context's ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
-		    bool apply)
+static int ctl_interrupt(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_interrupt(a->owner));
+}
+
+static int ctl_restart(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_restart(a->owner));
+}
+
+static int ctl_kill(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_kill(a->owner));
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "interrupt", CTL_ARG_NONE, false, ctl_interrupt },
+	{ "restart", CTL_ARG_NONE, false, ctl_restart },
+	{ "kill", CTL_ARG_NONE, false, ctl_kill },
+	{ 0 },
+};
+
+/* contexts/NAME/ctl is the context's, while it is there. */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
 {
 	struct ctx *c = objs_get(fh->cid, OBJ_CTX);
-	int rc = 0;
 
-	if (!c)
-		return -ENOENT;
-	if (!word_is(l, len, "interrupt") && !word_is(l, len, "restart") &&
-	    !word_is(l, len, "kill")) {
-		sess_error(s,
-			   "contexts/%s/ctl: '%.*s' is not interrupt, restart "
-			   "or kill; nothing of this write was done",
-			   c->name, (int)(len > 80 ? 80 : len), l);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (word_is(l, len, "interrupt"))
-		rc = ctx_interrupt(c);
-	else if (word_is(l, len, "restart"))
-		rc = ctx_restart(c);
-	else
-		rc = ctx_kill(c);
-	if (rc == -ESRCH)
-		sess_error(s, "contexts/%s/ctl: nothing is running", c->name);
-	return rc == -EIO ? 0 : rc; /* a dead restart: status and error say */
+	(void)s;
+	*name = c ? c->name : NULL;
+	return c;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static const struct fam_ctl ctl_tab = { "contexts/", ctl_verbs, ctl_owner,
+					ENOENT };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent run_tab[] = {
 	FAM_CTX_EXEC_ROWS,

@@ -115,31 +115,39 @@ static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 static const struct fops stdin_ops = { .open = stdin_open,
 				       .write = stdin_write };
 
-/* Checks one line written to procs/NAME/ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
-		    bool apply)
+static int ctl_kill(const struct ctl_args *a)
 {
-	struct run *p = fh->r;
-	struct ctl_cmd c;
+	struct run *p = a->owner;
 
-	if (ctl_parse(line, len, &c) < 0 ||
-	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
-		sess_error(s,
-			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
-			   "SIGNAL or eof; nothing of this write was done",
-			   p->name, (int)(len > 80 ? 80 : len), line);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (c.op == CTL_EOF)
-		proc_eof(p);
-	else if (proc_signal(p, c.sig) == 0)
-		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
+	if (proc_signal(p, a->sig) == 0)
+		sess_error(a->s, "procs/%s: signal %d", p->name, a->sig);
 	return 0;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static int ctl_eof(const struct ctl_args *a)
+{
+	proc_eof(a->owner);
+	return 0;
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "kill", CTL_ARG_SIGNAL, false, ctl_kill },
+	{ "SIGNAL", CTL_ARG_BARE, false, ctl_kill },
+	{ "eof", CTL_ARG_NONE, false, ctl_eof },
+	{ 0 },
+};
+
+/* procs/NAME/ctl is the process's. */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
+{
+	(void)s;
+	*name = fh->r->name;
+	return fh->r;
+}
+
+static const struct fam_ctl ctl_tab = { "procs/", ctl_verbs, ctl_owner,
+					ENOENT };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent proc_tab[] = {
 	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR },

@@ -1,9 +1,43 @@
-/* fuzz_ctl.c - ctl lines (sessions/ctl.c): the input is what a client
- * writes to a ctl file, cut into lines the way fs/ops.c cuts it. */
+/* fuzz_ctl.c - ctl lines (sessions/ctl.c) against a table of every verb:
+ * the input is what a client writes to a ctl file, cut into lines the way
+ * fs/ops.c cuts it. */
 #include <string.h>
 #include "fuzz.h"
 #include "sessions/ctl.h"
 #include "sessions/names.h"
+
+/* The table's rows; a bare signal is a kill. */
+enum ctl_op { CTL_KILL, CTL_SIGNAL, CTL_RESET, CTL_TIMEOUT, CTL_EOF,
+	      CTL_KILLALL };
+
+static const struct ctl_verb every[] = {
+	[CTL_KILL] = { "kill", CTL_ARG_SIGNAL, false, NULL },
+	[CTL_SIGNAL] = { "SIGNAL", CTL_ARG_BARE, false, NULL },
+	[CTL_RESET] = { "reset", CTL_ARG_NONE, false, NULL },
+	[CTL_TIMEOUT] = { "timeout", CTL_ARG_MS, false, NULL },
+	[CTL_EOF] = { "eof", CTL_ARG_NONE, false, NULL },
+	[CTL_KILLALL] = { "killall", CTL_ARG_NONE, false, NULL },
+	{ 0 },
+};
+
+struct ctl_cmd {
+	enum ctl_op op;
+	int sig;
+	uint64_t ms;
+};
+
+static int ctl_parse(const char *s, size_t len, struct ctl_cmd *c)
+{
+	struct ctl_args a;
+	const struct ctl_verb *v = ctl_lookup(every, s, len, &a);
+
+	if (!v)
+		return -1;
+	c->op = v - every == CTL_SIGNAL ? CTL_KILL : (enum ctl_op)(v - every);
+	c->sig = a.sig;
+	c->ms = a.ms;
+	return 0;
+}
 
 static int parse_str(const char *s, struct ctl_cmd *c)
 {
@@ -16,8 +50,9 @@ static void check_cmd(const char *line, size_t len, const struct ctl_cmd *c)
 	struct ctl_cmd again;
 	char canon[64];
 
-	FUZZ_CHECK(c->op >= CTL_KILL && c->op <= CTL_KILLALL, "op %d",
-		   (int)c->op);
+	FUZZ_CHECK(c->op >= CTL_KILL && c->op <= CTL_KILLALL &&
+			   c->op != CTL_SIGNAL,
+		   "op %d", (int)c->op);
 	switch (c->op) {
 	case CTL_KILL:
 		FUZZ_CHECK(c->sig >= 1 && c->sig <= 64, "signal %d", c->sig);
