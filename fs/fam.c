@@ -422,28 +422,53 @@ int fam_resize(struct fh *fh, struct sess *s, off_t size)
 	return grow_to(&fh->w, (size_t)size);
 }
 
-int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  off_t off)
+off_t fam_cmd_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->cmd_len : 0;
+}
+
+void fam_cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
+}
+
+int fam_cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off)
 {
 	int rc;
 
+	(void)req;
 	if (fh->started) {
-		sess_error(s, "%s: written after its opener's close started it",
-			   fh->fe->name);
+		sess_error(n->s, "%s: written after its opener's close started "
+			   "it", fh->fe->name);
 		return -EBUSY;
 	}
-	rc = fam_write_at(fh, s, buf, size, off);
+	rc = fam_write_at(fh, n->s, buf, size, off);
 	if (rc == 0)
 		fh->dirty = true;
 	return rc;
 }
 
-int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size)
+int fam_cmd_truncate(const struct node *n, struct fh *fh, off_t size)
 {
 	if (!fh || fh->started)
 		return 0;
 	fh->dirty = true;
-	return fam_resize(fh, s, size);
+	return fam_resize(fh, n->s, size);
+}
+
+int fam_cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	if (n->run_level && n->r->has_cmd) {
+		sess_error(n->s, "%s/%s/cmd: it has its command already",
+			   n->r->is_proc ? "procs" : "runs", n->r->name);
+		return -EBUSY;
+	}
+	if (!n->run_level)
+		fh_set_run(fh, NULL); /* a writer starts a run of its own */
+	return 0;
 }
 
 bool fam_cmd_starts(fuse_req_t req, struct fh *fh)

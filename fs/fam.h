@@ -121,16 +121,27 @@ int fam_write_at(struct fh *fh, struct sess *s, const char *buf, size_t size,
 /* Cuts what was written to fh to size bytes, or extends it with NULs. */
 int fam_resize(struct fh *fh, struct sess *s, off_t size);
 
-/* A command file (a session's, runs/NAME's or procs/NAME's cmd): a write
- * at off, EBUSY once the command has started; ftruncate through the open
- * file (fh NULL: a truncate(2), which changes nothing); and whether a
- * close (req) or the release (req NULL) starts the command now: only the
- * opener's close, once something was written, or the release of bytes
- * no close started. */
-int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  off_t off);
-int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size);
+/* A command file (a session's, runs/NAME's, procs/NAME's cmd, a
+ * context's code): its size and read (the run's command, empty before
+ * it); a write at off, EBUSY once the command has started; ftruncate
+ * through the open file (fh NULL: a truncate(2), which changes nothing);
+ * and whether a close (req) or the release (req NULL) starts the command
+ * now: only the opener's close, once something was written, or the
+ * release of bytes no close started. */
+off_t fam_cmd_size(const struct node *n);
+void fam_cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+int fam_cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off);
+int fam_cmd_truncate(const struct node *n, struct fh *fh, off_t size);
 bool fam_cmd_starts(fuse_req_t req, struct fh *fh);
+/* The open of a run's cmd: a writer of the session's makes a run of its
+ * own; runs/NAME/cmd and procs/NAME/cmd take one command (EBUSY). */
+int fam_cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi);
+/* The ops every command file has (its open, flush and release are its
+ * family's). */
+#define FAM_CMD_FOPS                                                           \
+	.size = fam_cmd_size, .read = fam_cmd_read, .write = fam_cmd_write,    \
+	.truncate = fam_cmd_truncate
 /* The flush of a command file whose close waits for what it started: at
  * the opener's close, start(fh) queues it as fh->r; the reply is parked
  * on the run until retry answers it (interrupted: Ctrl-C of the closer).

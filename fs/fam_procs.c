@@ -11,39 +11,6 @@
 #include "fam_run.h"
 #include "sessions/ctl.h"
 
-static off_t cmd_size(const struct node *n)
-{
-	return (off_t)n->r->cmd_len;
-}
-
-static int cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
-{
-	(void)fh;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && n->r->has_cmd) {
-		sess_error(n->s, "procs/%s/cmd: it has its command already",
-			   n->r->name);
-		return -EBUSY;
-	}
-	return 0;
-}
-
-static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_reply_spool(req, fh, "cmd", fh->r->cmd_len, size, off);
-}
-
-static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	return fam_cmd_write(fh, n->s, buf, size, off);
-}
-
-static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
-{
-	return fam_cmd_truncate(fh, n->s, size);
-}
-
 static int cmd_start(struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
@@ -70,13 +37,10 @@ static void cmd_release(struct fh *fh)
 }
 
 static const struct fops cmd_ops = {
-	.size = cmd_size,
-	.open = cmd_open,
-	.read = cmd_read,
-	.write = cmd_write,
+	FAM_CMD_FOPS,
+	.open = fam_cmd_open,
 	.flush = cmd_flush,
 	.release = cmd_release,
-	.truncate = cmd_truncate,
 };
 
 static char *pid_text(const struct node *n, size_t *len)
