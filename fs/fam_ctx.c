@@ -10,6 +10,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_ctx.h"
+#include "fam_env.h"
 #include "sessions/ctl.h"
 #include "sessions/objs.h"
 
@@ -44,37 +45,6 @@ static int lang_write(fuse_req_t req, struct fh *fh, struct node *n,
 }
 
 static const struct fops lang_ops = { .text = lang_text, .write = lang_write };
-
-static char *cwd_text(const struct node *n, size_t *len)
-{
-	struct strbuf b = { 0 };
-
-	sb_addf(&b, "%s\n", n->c->cwd);
-	return sb_take(&b, len);
-}
-
-static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	size_t len;
-	int rc = value(fh, n, buf, size, &len);
-	char *path;
-
-	(void)req;
-	(void)off;
-	if (rc < 0)
-		return rc;
-	if (len == 0 || memchr(fh->w.p, '\0', len)) {
-		sess_error(n->s, "contexts/%s/cwd: not a path", n->c->name);
-		return -EINVAL;
-	}
-	path = strndup(fh->w.p, len);
-	rc = path ? ctx_set_cwd(n->c, path) : -ENOMEM;
-	free(path);
-	return rc;
-}
-
-static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
 
 static char *timeout_text(const struct node *n, size_t *len)
 {
@@ -142,51 +112,12 @@ static const struct fops var_ops = {
 	.truncate = var_truncate,
 };
 
-static fuse_ino_t env_lookup(const struct node *dir, const char *name,
-			     double *ttl)
-{
-	struct envvar *v = envmap_get(&dir->c->env, name);
-
-	*ttl = 0;
-	return v ? tree_ino(v->id, FT_CTXVAR) : 0;
-}
-
-static void env_list(struct dirbuf *d, const struct node *dir)
-{
-	const struct envmap *m = &dir->c->env;
-
-	for (size_t i = 0; i < m->n; i++)
-		fam_dir_add(d, m->v[i]->name, tree_ino(m->v[i]->id, FT_CTXVAR),
-			    S_IFREG);
-}
-
-static int env_unlink(const struct node *dir, const char *name)
-{
-	return ctx_unsetenv(dir->c, name);
-}
-
-static int env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
-{
-	int rc = ctx_setenv(dir->c, name, "", 0);
-
-	if (rc < 0)
-		return rc;
-	*ino = tree_ino(envmap_get(&dir->c->env, name)->id, FT_CTXVAR);
-	return 0;
-}
-
 static const struct fent env_dyn[] = {
 	{ "", FT_CTXVAR, FENT_RW, &var_ops, 0, HOME_CTXVAR },
 	{ 0 },
 };
 
-static const struct fops env_ops = {
-	.dyn = env_dyn,
-	.lookup = env_lookup,
-	.list = env_list,
-	.unlink = env_unlink,
-	.create = env_create,
-};
+static const struct fops env_ops = { .dyn = env_dyn, FAM_ENV_FOPS };
 
 /* What a context's verb answers: a dead restart is said by status and
  * error, not by the write. */
@@ -270,7 +201,7 @@ static const struct fops runs_ops = {
 
 static const struct fent ctx_tab[] = {
 	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR },
-	{ "cwd", FT_CTXCWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "cwd", FT_CTXCWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR },
 	{ "timeout", FT_CTXTIMEOUT, FENT_RW, &timeout_ops, 0, HOME_DIR },
 	{ "env", FT_CTXENV, FENT_DIR, &env_ops, 0, HOME_DIR },
 	FAM_CTX_EXEC_ROWS,

@@ -14,38 +14,6 @@
 #include "fam_tty.h"
 #include "sessions/ctl.h"
 
-static char *cwd_text(const struct node *n, size_t *len)
-{
-	struct strbuf b = { 0 };
-
-	sb_addf(&b, "%s\n", n->s->cwd);
-	return sb_take(&b, len);
-}
-
-static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	size_t len;
-	char *path;
-	int rc = fam_gather(fh, n->s, buf, size);
-
-	(void)off;
-	(void)req;
-	if (rc < 0)
-		return rc;
-	len = fam_value_len(&fh->w);
-	if (memchr(fh->w.p, '\0', len) || len == 0) {
-		sess_error(n->s, "cwd: not a path");
-		return -EINVAL;
-	}
-	path = strndup(fh->w.p, len);
-	rc = path ? sess_chdir(n->s, path) : -ENOMEM;
-	free(path);
-	return rc;
-}
-
-static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
-
 static char *error_text(const struct node *n, size_t *len)
 {
 	return sess_errors_text(n->s, len);
@@ -96,7 +64,7 @@ static const struct fent session_tab[] = {
 	FAM_RUN_CMD_ROW,
 	FAM_RUN_OUT_ROWS,
 	FAM_RUN_RESULT_ROW,
-	{ "cwd", FT_CWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "cwd", FT_CWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR },
 	{ "env", FT_ENVDIR, FENT_DIR, &fam_envdir_ops, 0, HOME_DIR },
 	FAM_RUN_TIMEOUT_ROW,
 	{ "error", FT_ERROR, FENT_RO, &error_ops, 0, HOME_DIR },
