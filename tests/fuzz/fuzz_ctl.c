@@ -2,46 +2,14 @@
  * the input is what a client writes to a ctl file, cut into lines the way
  * fs/ops.c cuts it. */
 #include <string.h>
+#include "ctl_every.h"
 #include "fuzz.h"
 #include "sessions/ctl.h"
 #include "sessions/names.h"
 
-/* The table's rows; a bare signal is a kill. */
-enum ctl_op { CTL_KILL, CTL_SIGNAL, CTL_RESET, CTL_TIMEOUT, CTL_EOF,
-	      CTL_KILLALL };
-
-static const struct ctl_verb every[] = {
-	[CTL_KILL] = { "kill", CTL_ARG_SIGNAL, false, NULL },
-	[CTL_SIGNAL] = { "SIGNAL", CTL_ARG_BARE, false, NULL },
-	[CTL_RESET] = { "reset", CTL_ARG_NONE, false, NULL },
-	[CTL_TIMEOUT] = { "timeout", CTL_ARG_MS, false, NULL },
-	[CTL_EOF] = { "eof", CTL_ARG_NONE, false, NULL },
-	[CTL_KILLALL] = { "killall", CTL_ARG_NONE, false, NULL },
-	{ 0 },
-};
-
-struct ctl_cmd {
-	enum ctl_op op;
-	int sig;
-	uint64_t ms;
-};
-
-static int ctl_parse(const char *s, size_t len, struct ctl_cmd *c)
-{
-	struct ctl_args a;
-	const struct ctl_verb *v = ctl_lookup(every, s, len, &a);
-
-	if (!v)
-		return -1;
-	c->op = v - every == CTL_SIGNAL ? CTL_KILL : (enum ctl_op)(v - every);
-	c->sig = a.sig;
-	c->ms = a.ms;
-	return 0;
-}
-
 static int parse_str(const char *s, struct ctl_cmd *c)
 {
-	return ctl_parse(s, strlen(s), c);
+	return every_parse(s, strlen(s), c);
 }
 
 /* What a line that parsed means is what its canonical spelling means. */
@@ -91,7 +59,7 @@ static void one_line(const char *line, size_t len)
 	int sig = ctl_signal(line, len);
 
 	FUZZ_CHECK(sig == -1 || (sig >= 1 && sig <= 64), "ctl_signal %d", sig);
-	if (ctl_parse(line, len, &c) == 0)
+	if (every_parse(line, len, &c) == 0)
 		check_cmd(line, len, &c);
 }
 

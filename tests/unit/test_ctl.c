@@ -4,31 +4,10 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "fuzz/ctl_every.h"
 #include "sessions/ctl.h"
 #include "sessions/names.h"
 #include "unit.h"
-
-/* Each verb a ctl file takes, as the row of one table that has them all;
- * a bare signal is a kill. */
-enum ctl_op { CTL_KILL, CTL_SIGNAL, CTL_RESET, CTL_TIMEOUT, CTL_EOF,
-	      CTL_KILLALL };
-
-static const struct ctl_verb every[] = {
-	[CTL_KILL] = { "kill", CTL_ARG_SIGNAL, false, NULL },
-	[CTL_SIGNAL] = { "SIGNAL", CTL_ARG_BARE, false, NULL },
-	[CTL_RESET] = { "reset", CTL_ARG_NONE, false, NULL },
-	[CTL_TIMEOUT] = { "timeout", CTL_ARG_MS, false, NULL },
-	[CTL_EOF] = { "eof", CTL_ARG_NONE, false, NULL },
-	[CTL_KILLALL] = { "killall", CTL_ARG_NONE, false, NULL },
-	{ 0 },
-};
-
-/* What a line is: its row (a bare signal as CTL_KILL) and argument. */
-struct ctl_cmd {
-	enum ctl_op op;
-	int sig;
-	uint64_t ms;
-};
 
 /*
  * Parses the first len bytes of s, copied so that they end where an
@@ -38,16 +17,10 @@ static int parse_n(const char *s, size_t len, struct ctl_cmd *c)
 {
 	struct guarded g;
 	const char *p = guard_copy(&g, s, len);
-	struct ctl_args a;
-	const struct ctl_verb *v = ctl_lookup(every, p, len, &a);
+	int rc = every_parse(p, len, c);
 
 	guard_free(&g);
-	if (!v)
-		return -EINVAL;
-	c->op = v - every == CTL_SIGNAL ? CTL_KILL : (enum ctl_op)(v - every);
-	c->sig = a.sig;
-	c->ms = a.ms;
-	return 0;
+	return rc;
 }
 
 static int parse(const char *s, struct ctl_cmd *c)
