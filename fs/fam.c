@@ -11,6 +11,7 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "sessions/session/fdq.h"
+#include "sessions/core/ctl.h"
 #include "sessions/core/log.h"
 #include "sessions/session/run.h"
 
@@ -421,28 +422,53 @@ int fam_resize(struct fh *fh, struct sess *s, off_t size)
 	return grow_to(&fh->w, (size_t)size);
 }
 
-int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  off_t off)
+off_t fam_cmd_size(const struct node *n)
+{
+	return n->r ? (off_t)n->r->cmd_len : 0;
+}
+
+void fam_cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
+{
+	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
+}
+
+int fam_cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off)
 {
 	int rc;
 
+	(void)req;
 	if (fh->started) {
-		sess_error(s, "%s: written after its opener's close started it",
-			   fh->fe->name);
+		sess_error(n->s, "%s: written after its opener's close started "
+			   "it", fh->fe->name);
 		return -EBUSY;
 	}
-	rc = fam_write_at(fh, s, buf, size, off);
+	rc = fam_write_at(fh, n->s, buf, size, off);
 	if (rc == 0)
 		fh->dirty = true;
 	return rc;
 }
 
-int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size)
+int fam_cmd_truncate(const struct node *n, struct fh *fh, off_t size)
 {
 	if (!fh || fh->started)
 		return 0;
 	fh->dirty = true;
-	return fam_resize(fh, s, size);
+	return fam_resize(fh, n->s, size);
+}
+
+int fam_cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		return 0;
+	if (n->run_level && n->r->has_cmd) {
+		sess_error(n->s, "%s/%s/cmd: it has its command already",
+			   n->r->is_proc ? "procs" : "runs", n->r->name);
+		return -EBUSY;
+	}
+	if (!n->run_level)
+		fh_set_run(fh, NULL); /* a writer starts a run of its own */
+	return 0;
 }
 
 bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
@@ -521,6 +547,32 @@ int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line)
 	return rc;
 }
 
+/* Checks one line written to a ctl file against its table, or carries it
+ * out through its row. */
+static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
+		    bool apply)
+{
+	const struct fam_ctl *t = fh->fe->ops->ctl;
+	const char *name = NULL;
+	void *owner = t->owner(fh, s, &name);
+	const struct ctl_verb *v;
+	struct ctl_args a;
+	char usage[160];
+
+	if (!owner)
+		return -t->gone;
+	v = ctl_lookup(t->verbs, l, len, &a);
+	a.s = s;
+	a.owner = owner;
+	if (v)
+		return apply ? v->fn(&a) : 0;
+	ctl_usage(t->verbs, usage, sizeof(usage));
+	sess_error(s, "%s%s%sctl: '%.*s' is not %s; nothing of this write was "
+		   "done", t->dir, name ? name : "", name ? "/" : "",
+		   (int)(len > 80 ? 80 : len), l, usage);
+	return -EINVAL;
+}
+
 int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		  const char *buf, size_t size, off_t off)
 {
@@ -528,7 +580,7 @@ int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 
 	(void)req;
 	(void)off;
-	return rc < 0 ? rc : fam_lines(fh, n->s, false, fh->fe->ops->line);
+	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
 }
 
 int fam_ctl_flush(fuse_req_t req, struct fh *fh)
@@ -537,7 +589,7 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 
 	(void)req;
 	if (s && fh->w.len)
-		return fam_lines(fh, s, true, fh->fe->ops->line);
+		return fam_lines(fh, s, true, ctl_line);
 	return -fh->werr;
 }
 

@@ -67,7 +67,7 @@ void fh_set_run(struct fh *fh, struct run *r);
 /* Drops fh's poll watch. */
 void fh_unwatch(struct fh *fh);
 /* Opens (once) fh's run's spool file with that suffix into *slot,
- * counted as its opener's (sessions/fdq.c); returns the descriptor, or -errno
+ * counted as its opener's (sessions/session/fdq.c); returns the descriptor, or -errno
  * for its read to fail with (EMFILE, ENFILE, ENOMEM, EIO), said in the
  * session's error file. */
 int fh_spool(struct fh *fh, int *slot, const char *suffix);
@@ -121,16 +121,27 @@ int fam_write_at(struct fh *fh, struct sess *s, const char *buf, size_t size,
 /* Cuts what was written to fh to size bytes, or extends it with NULs. */
 int fam_resize(struct fh *fh, struct sess *s, off_t size);
 
-/* A command file (a session's, runs/NAME's or procs/NAME's cmd): a write
- * at off, EBUSY once the command has started; ftruncate through the open
- * file (fh NULL: a truncate(2), which changes nothing); and whether a
- * close (req) or the release (req NULL) starts the command now: only the
- * opener's close, once something was written, or the release of bytes
- * no close started. */
-int fam_cmd_write(struct fh *fh, struct sess *s, const char *buf, size_t size,
-		  off_t off);
-int fam_cmd_truncate(struct fh *fh, struct sess *s, off_t size);
+/* A command file (a session's, runs/NAME's, procs/NAME's cmd, a
+ * context's code): its size and read (the run's command, empty before
+ * it); a write at off, EBUSY once the command has started; ftruncate
+ * through the open file (fh NULL: a truncate(2), which changes nothing);
+ * and whether a close (req) or the release (req NULL) starts the command
+ * now: only the opener's close, once something was written, or the
+ * release of bytes no close started. */
+off_t fam_cmd_size(const struct node *n);
+void fam_cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off);
+int fam_cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		  const char *buf, size_t size, off_t off);
+int fam_cmd_truncate(const struct node *n, struct fh *fh, off_t size);
 bool fam_cmd_starts(fuse_req_t req, struct fh *fh);
+/* The open of a run's cmd: a writer of the session's makes a run of its
+ * own; runs/NAME/cmd and procs/NAME/cmd take one command (EBUSY). */
+int fam_cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi);
+/* The ops every command file has (its open, flush and release are its
+ * family's). */
+#define FAM_CMD_FOPS                                                           \
+	.size = fam_cmd_size, .read = fam_cmd_read, .write = fam_cmd_write,    \
+	.truncate = fam_cmd_truncate
 /* The flush of a command file whose close waits for what it started: at
  * the opener's close, start(fh) queues it as fh->r; the reply is parked
  * on the run until retry answers it (interrupted: Ctrl-C of the closer).
@@ -149,15 +160,28 @@ size_t fam_value_len(const struct strbuf *w);
 typedef int fam_line_fn(struct fh *fh, struct sess *s, const char *l,
 			size_t len, bool apply);
 int fam_lines(struct fh *fh, struct sess *s, bool all, fam_line_fn *line);
-/* A ctl file's write (its complete lines are carried out by its row's
- * line handler) and close (a last line without a newline is carried out
- * then): a ctl row's ops are FAM_CTL_OPS(its line handler). */
+/* A ctl file's table: its verbs (sessions/core/ctl.h), the folder its error
+ * lines name it in ("procs/": procs/NAME/ctl), and the owner of the
+ * lines written to fh with its name (NULL where the folder has one ctl),
+ * or NULL when it is gone (the line fails with -gone). */
+struct ctl_verb;
+struct fam_ctl {
+	const char *dir;
+	const struct ctl_verb *verbs;
+	void *(*owner)(struct fh *fh, struct sess *s, const char **name);
+	int gone;
+};
+/* A ctl file's write (its complete lines are checked against its table,
+ * then carried out by their rows; a line none of them takes is refused,
+ * -EINVAL, with an error line that names the verbs) and close (a last
+ * line without a newline is carried out then): a ctl row's ops are
+ * FAM_CTL_OPS(its table). */
 int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		  const char *buf, size_t size, off_t off);
 int fam_ctl_flush(fuse_req_t req, struct fh *fh);
-#define FAM_CTL_OPS(fn)                                                        \
+#define FAM_CTL_OPS(tab)                                                       \
 	{                                                                      \
-		.write = fam_ctl_write, .flush = fam_ctl_flush, .line = (fn)   \
+		.write = fam_ctl_write, .flush = fam_ctl_flush, .ctl = &(tab)  \
 	}
 
 /* What mkdir in runs/ or procs/ answers: the new run's inode (made with

@@ -10,6 +10,8 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_ctx.h"
+#include "fam_env.h"
+#include "sessions/core/ctl.h"
 #include "sessions/core/objs.h"
 
 static char *lang_text(const struct node *n, size_t *len)
@@ -43,37 +45,6 @@ static int lang_write(fuse_req_t req, struct fh *fh, struct node *n,
 }
 
 static const struct fops lang_ops = { .text = lang_text, .write = lang_write };
-
-static char *cwd_text(const struct node *n, size_t *len)
-{
-	struct strbuf b = { 0 };
-
-	sb_addf(&b, "%s\n", n->c->cwd);
-	return sb_take(&b, len);
-}
-
-static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	size_t len;
-	int rc = value(fh, n, buf, size, &len);
-	char *path;
-
-	(void)req;
-	(void)off;
-	if (rc < 0)
-		return rc;
-	if (len == 0 || memchr(fh->w.p, '\0', len)) {
-		sess_error(n->s, "contexts/%s/cwd: not a path", n->c->name);
-		return -EINVAL;
-	}
-	path = strndup(fh->w.p, len);
-	rc = path ? ctx_set_cwd(n->c, path) : -ENOMEM;
-	free(path);
-	return rc;
-}
-
-static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
 
 static char *timeout_text(const struct node *n, size_t *len)
 {
@@ -141,92 +112,60 @@ static const struct fops var_ops = {
 	.truncate = var_truncate,
 };
 
-static fuse_ino_t env_lookup(const struct node *dir, const char *name,
-			     double *ttl)
-{
-	struct envvar *v = envmap_get(&dir->c->env, name);
-
-	*ttl = 0;
-	return v ? tree_ino(v->id, FT_CTXVAR) : 0;
-}
-
-static void env_list(struct dirbuf *d, const struct node *dir)
-{
-	const struct envmap *m = &dir->c->env;
-
-	for (size_t i = 0; i < m->n; i++)
-		fam_dir_add(d, m->v[i]->name, tree_ino(m->v[i]->id, FT_CTXVAR),
-			    S_IFREG);
-}
-
-static int env_unlink(const struct node *dir, const char *name)
-{
-	return ctx_unsetenv(dir->c, name);
-}
-
-static int env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
-{
-	int rc = ctx_setenv(dir->c, name, "", 0);
-
-	if (rc < 0)
-		return rc;
-	*ino = tree_ino(envmap_get(&dir->c->env, name)->id, FT_CTXVAR);
-	return 0;
-}
-
 static const struct fent env_dyn[] = {
 	{ "", FT_CTXVAR, FENT_RW, &var_ops, 0, HOME_CTXVAR },
 	{ 0 },
 };
 
-static const struct fops env_ops = {
-	.dyn = env_dyn,
-	.lookup = env_lookup,
-	.list = env_list,
-	.unlink = env_unlink,
-	.create = env_create,
+static const struct fops env_ops = { .dyn = env_dyn, FAM_ENV_FOPS };
+
+/* What a context's verb answers: a dead restart is said by status and
+ * error, not by the write. */
+static int ctx_done(const struct ctl_args *a, int rc)
+{
+	const struct ctx *c = a->owner;
+
+	if (rc == -ESRCH)
+		sess_error(a->s, "contexts/%s/ctl: nothing is running",
+			   c->name);
+	return rc == -EIO ? 0 : rc;
+}
+
+static int ctl_interrupt(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_interrupt(a->owner));
+}
+
+static int ctl_restart(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_restart(a->owner));
+}
+
+static int ctl_kill(const struct ctl_args *a)
+{
+	return ctx_done(a, ctx_kill(a->owner));
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "interrupt", CTL_ARG_NONE, false, ctl_interrupt },
+	{ "restart", CTL_ARG_NONE, false, ctl_restart },
+	{ "kill", CTL_ARG_NONE, false, ctl_kill },
+	{ 0 },
 };
 
-static bool word_is(const char *l, size_t len, const char *w)
-{
-	while (len && (l[len - 1] == ' ' || l[len - 1] == '\t'))
-		len--;
-	while (len && (*l == ' ' || *l == '\t'))
-		l++, len--;
-	return len == strlen(w) && memcmp(l, w, len) == 0;
-}
-
-/* Checks one line written to a context's ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
-		    bool apply)
+/* contexts/NAME/ctl is the context's, while it is there. */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
 {
 	struct ctx *c = objs_get(fh->cid, OBJ_CTX);
-	int rc = 0;
 
-	if (!c)
-		return -ENOENT;
-	if (!word_is(l, len, "interrupt") && !word_is(l, len, "restart") &&
-	    !word_is(l, len, "kill")) {
-		sess_error(s,
-			   "contexts/%s/ctl: '%.*s' is not interrupt, restart "
-			   "or kill; nothing of this write was done",
-			   c->name, (int)(len > 80 ? 80 : len), l);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (word_is(l, len, "interrupt"))
-		rc = ctx_interrupt(c);
-	else if (word_is(l, len, "restart"))
-		rc = ctx_restart(c);
-	else
-		rc = ctx_kill(c);
-	if (rc == -ESRCH)
-		sess_error(s, "contexts/%s/ctl: nothing is running", c->name);
-	return rc == -EIO ? 0 : rc; /* a dead restart: status and error say */
+	(void)s;
+	*name = c ? c->name : NULL;
+	return c;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static const struct fam_ctl ctl_tab = { "contexts/", ctl_verbs, ctl_owner,
+					ENOENT };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent run_tab[] = {
 	FAM_CTX_EXEC_ROWS,
@@ -262,7 +201,7 @@ static const struct fops runs_ops = {
 
 static const struct fent ctx_tab[] = {
 	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR },
-	{ "cwd", FT_CTXCWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "cwd", FT_CTXCWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR },
 	{ "timeout", FT_CTXTIMEOUT, FENT_RW, &timeout_ops, 0, HOME_DIR },
 	{ "env", FT_CTXENV, FENT_DIR, &env_ops, 0, HOME_DIR },
 	FAM_CTX_EXEC_ROWS,

@@ -19,11 +19,6 @@ static struct ctx *ctx_of(const struct fh *fh)
 	return fh->cid ? objs_get(fh->cid, OBJ_CTX) : NULL;
 }
 
-static off_t code_size(const struct node *n)
-{
-	return n->r ? (off_t)n->r->cmd_len : 0;
-}
-
 static int code_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
 	if ((fi->flags & O_ACCMODE) == O_RDONLY)
@@ -35,23 +30,6 @@ static int code_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	}
 	fh_set_run(fh, NULL); /* a writer makes an execution of its own */
 	return 0;
-}
-
-static void code_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
-}
-
-static int code_write(fuse_req_t req, struct fh *fh, struct node *n,
-		      const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	return fam_cmd_write(fh, n->s, buf, size, off);
-}
-
-static int code_truncate(const struct node *n, struct fh *fh, off_t size)
-{
-	return fam_cmd_truncate(fh, n->s, size);
 }
 
 static bool try_flush(struct park *p)
@@ -108,13 +86,10 @@ static void code_release(struct fh *fh)
 }
 
 const struct fops fam_code_ops = {
-	.size = code_size,
+	FAM_CMD_FOPS,
 	.open = code_open,
-	.read = code_read,
-	.write = code_write,
 	.flush = code_flush,
 	.release = code_release,
-	.truncate = code_truncate,
 };
 
 /* An execution's record: empty before the first one. */

@@ -1,9 +1,12 @@
 /*
- * fam_env.c - env/NAME files: reading gives the value and a newline,
- * writing sets it to the bytes written less one trailing newline,
- * truncation empties it, unlink unsets it. Values are never evaluated.
- * What the shell could not apply is refused at the write: a variable it
- * has readonly, bash's own variables, a value execve would not take.
+ * fam_env.c - what a command runs in: env/ directories (the root's, a
+ * session's, a context's: fam_ctx.c has its variables' files) and the
+ * cwd file of a session or a context. Reading env/NAME gives the value
+ * and a newline, writing sets it to the bytes written less one trailing
+ * newline, truncation empties it, unlink unsets it. Values are never
+ * evaluated. What the shell could not apply is refused at the write: a
+ * variable it has readonly, bash's own variables, a value execve would
+ * not take.
  *
  * A session's variables are unknown between the end of a run and the
  * shell's report of them: requests about its env/ are held until then.
@@ -234,42 +237,70 @@ static const struct fops var_ops = {
 	.truncate = var_truncate,
 };
 
-static fuse_ino_t envdir_lookup(const struct node *dir, const char *name,
-				double *ttl)
+/* Whose env/ dir is: a context's, else a session's, else (neither) the
+ * root's; its variables, and the file type of their files. */
+static const struct envmap *env_map(const struct node *dir)
 {
-	struct envvar *v = envmap_get(&dir->s->env, name);
+	return dir->c ? &dir->c->env : dir->s ? &dir->s->env : sess_root_env();
+}
+
+static enum ft env_var_ft(const struct node *dir)
+{
+	return dir->c ? FT_CTXVAR : dir->s ? FT_ENVVAR : FT_ROOTENVVAR;
+}
+
+/* Whether the shells of dir's owner take name set empty (or unset); a
+ * context's variables are its interpreter's, which takes any. */
+static int env_takes(const struct node *dir, const char *name, bool unset)
+{
+	if (dir->c)
+		return 0;
+	return dir->s ? sess_takes(dir->s, name, 0, unset) :
+			root_takes(name, 0, unset);
+}
+
+fuse_ino_t fam_env_lookup(const struct node *dir, const char *name,
+			  double *ttl)
+{
+	struct envvar *v = envmap_get(env_map(dir), name);
 
 	*ttl = 0;
-	return v ? tree_ino(v->id, FT_ENVVAR) : 0;
+	return v ? tree_ino(v->id, env_var_ft(dir)) : 0;
 }
 
-static void envdir_list(struct dirbuf *d, const struct node *dir)
+void fam_env_list(struct dirbuf *d, const struct node *dir)
 {
-	for (size_t i = 0; i < dir->s->env.n; i++)
-		fam_dir_add(d, dir->s->env.v[i]->name,
-			    tree_ino(dir->s->env.v[i]->id, FT_ENVVAR), S_IFREG);
+	const struct envmap *m = env_map(dir);
+
+	for (size_t i = 0; i < m->n; i++)
+		fam_dir_add(d, m->v[i]->name,
+			    tree_ino(m->v[i]->id, env_var_ft(dir)), S_IFREG);
 }
 
-static int envdir_unlink(const struct node *dir, const char *name)
+int fam_env_unlink(const struct node *dir, const char *name)
 {
-	int rc = envmap_get(&dir->s->env, name) ?
-			 sess_takes(dir->s, name, 0, true) :
-			 0;
-
-	return rc < 0 ? rc : done(sess_unsetenv(dir->s, name));
-}
-
-static int envdir_create(const struct node *dir, const char *name,
-			 fuse_ino_t *ino)
-{
-	int rc = sess_takes(dir->s, name, 0, false);
-
-	if (rc == 0)
-		rc = sess_setenv(dir->s, name, "", 0);
+	int rc = envmap_get(env_map(dir), name) ? env_takes(dir, name, true) :
+						  0;
 
 	if (rc < 0)
 		return rc;
-	*ino = tree_ino(envmap_get(&dir->s->env, name)->id, FT_ENVVAR);
+	rc = dir->c ? ctx_unsetenv(dir->c, name) :
+	     dir->s ? sess_unsetenv(dir->s, name) :
+		      sess_root_unsetenv(name);
+	return done(rc);
+}
+
+int fam_env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
+{
+	int rc = env_takes(dir, name, false);
+
+	if (rc == 0)
+		rc = dir->c ? ctx_setenv(dir->c, name, "", 0) :
+		     dir->s ? sess_setenv(dir->s, name, "", 0) :
+			      sess_root_setenv(name, "", 0);
+	if (rc < 0)
+		return rc;
+	*ino = tree_ino(envmap_get(env_map(dir), name)->id, env_var_ft(dir));
 	return 0;
 }
 
@@ -280,10 +311,7 @@ static const struct fent envdir_dyn[] = {
 
 const struct fops fam_envdir_ops = {
 	.dyn = envdir_dyn,
-	.lookup = envdir_lookup,
-	.list = envdir_list,
-	.unlink = envdir_unlink,
-	.create = envdir_create,
+	FAM_ENV_FOPS,
 	.hold = env_hold,
 };
 
@@ -306,58 +334,45 @@ static const struct fops rootvar_ops = {
 	.truncate = rootvar_truncate,
 };
 
-static fuse_ino_t rootenv_lookup(const struct node *dir, const char *name,
-				 double *ttl)
-{
-	struct envvar *v = envmap_get(sess_root_env(), name);
-
-	(void)dir;
-	*ttl = 0;
-	return v ? tree_ino(v->id, FT_ROOTENVVAR) : 0;
-}
-
-static void rootenv_list(struct dirbuf *d, const struct node *dir)
-{
-	const struct envmap *m = sess_root_env();
-
-	(void)dir;
-	for (size_t i = 0; i < m->n; i++)
-		fam_dir_add(d, m->v[i]->name,
-			    tree_ino(m->v[i]->id, FT_ROOTENVVAR), S_IFREG);
-}
-
-static int rootenv_unlink(const struct node *dir, const char *name)
-{
-	int rc = envmap_get(sess_root_env(), name) ? root_takes(name, 0, true) :
-						     0;
-
-	(void)dir;
-	return rc < 0 ? rc : done(sess_root_unsetenv(name));
-}
-
-static int rootenv_create(const struct node *dir, const char *name,
-			  fuse_ino_t *ino)
-{
-	int rc = root_takes(name, 0, false);
-
-	(void)dir;
-	if (rc == 0)
-		rc = sess_root_setenv(name, "", 0);
-	if (rc < 0)
-		return rc;
-	*ino = tree_ino(envmap_get(sess_root_env(), name)->id, FT_ROOTENVVAR);
-	return 0;
-}
-
 static const struct fent rootenv_dyn[] = {
 	{ "", FT_ROOTENVVAR, FENT_RW, &rootvar_ops, 0, HOME_ROOTENV },
 	{ 0 },
 };
 
-const struct fops fam_rootenv_ops = {
-	.dyn = rootenv_dyn,
-	.lookup = rootenv_lookup,
-	.list = rootenv_list,
-	.unlink = rootenv_unlink,
-	.create = rootenv_create,
-};
+const struct fops fam_rootenv_ops = { .dyn = rootenv_dyn, FAM_ENV_FOPS };
+
+/* The cwd of a node's owner: its context's, else its session's. */
+static char *cwd_text(const struct node *n, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "%s\n", n->c ? n->c->cwd : n->s->cwd);
+	return sb_take(&b, len);
+}
+
+static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
+		     const char *buf, size_t size, off_t off)
+{
+	size_t len;
+	char *path;
+	int rc = fam_gather(fh, n->s, buf, size);
+
+	(void)off;
+	(void)req;
+	if (rc < 0)
+		return rc;
+	len = fam_value_len(&fh->w);
+	if (memchr(fh->w.p, '\0', len) || len == 0) {
+		sess_error(n->s, "%s%s%scwd: not a path", n->c ? "contexts/" : "",
+			   n->c ? n->c->name : "", n->c ? "/" : "");
+		return -EINVAL;
+	}
+	path = strndup(fh->w.p, len);
+	rc = !path ? -ENOMEM :
+	     n->c  ? ctx_set_cwd(n->c, path) :
+		     sess_chdir(n->s, path);
+	free(path);
+	return rc;
+}
+
+const struct fops fam_cwd_ops = { .text = cwd_text, .write = cwd_write };

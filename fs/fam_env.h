@@ -1,12 +1,24 @@
 /*
- * fam_env.h - env/ directories: the root's (every session's variables)
- * and a session's, with one file per variable.
+ * fam_env.h - what a command runs in: env/ directories, the root's (every
+ * session's variables), a session's and a context's, with one file per
+ * variable; and the cwd file of a session or a context.
  */
 #ifndef SFS_FAM_ENV_H
 #define SFS_FAM_ENV_H
 
 #include "tree.h"
 
-extern const struct fops fam_rootenv_ops, fam_envdir_ops;
+extern const struct fops fam_rootenv_ops, fam_envdir_ops, fam_cwd_ops;
+
+/* The ops of an env/ directory, the root's, a session's or a context's
+ * (beside its dyn row, the variable's file). */
+fuse_ino_t fam_env_lookup(const struct node *dir, const char *name,
+			  double *ttl);
+void fam_env_list(struct dirbuf *d, const struct node *dir);
+int fam_env_unlink(const struct node *dir, const char *name);
+int fam_env_create(const struct node *dir, const char *name, fuse_ino_t *ino);
+#define FAM_ENV_FOPS                                                           \
+	.lookup = fam_env_lookup, .list = fam_env_list,                        \
+	.unlink = fam_env_unlink, .create = fam_env_create
 
 #endif

@@ -11,39 +11,6 @@
 #include "fam_run.h"
 #include "sessions/core/ctl.h"
 
-static off_t cmd_size(const struct node *n)
-{
-	return (off_t)n->r->cmd_len;
-}
-
-static int cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
-{
-	(void)fh;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY && n->r->has_cmd) {
-		sess_error(n->s, "procs/%s/cmd: it has its command already",
-			   n->r->name);
-		return -EBUSY;
-	}
-	return 0;
-}
-
-static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_reply_spool(req, fh, "cmd", fh->r->cmd_len, size, off);
-}
-
-static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	return fam_cmd_write(fh, n->s, buf, size, off);
-}
-
-static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
-{
-	return fam_cmd_truncate(fh, n->s, size);
-}
-
 static int cmd_start(struct fh *fh)
 {
 	struct sess *s = sess_get(fh->sid);
@@ -70,13 +37,10 @@ static void cmd_release(struct fh *fh)
 }
 
 static const struct fops cmd_ops = {
-	.size = cmd_size,
-	.open = cmd_open,
-	.read = cmd_read,
-	.write = cmd_write,
+	FAM_CMD_FOPS,
+	.open = fam_cmd_open,
 	.flush = cmd_flush,
 	.release = cmd_release,
-	.truncate = cmd_truncate,
 };
 
 static char *pid_text(const struct node *n, size_t *len)
@@ -115,31 +79,39 @@ static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 static const struct fops stdin_ops = { .open = stdin_open,
 				       .write = stdin_write };
 
-/* Checks one line written to procs/NAME/ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
-		    bool apply)
+static int ctl_kill(const struct ctl_args *a)
 {
-	struct run *p = fh->r;
-	struct ctl_cmd c;
+	struct run *p = a->owner;
 
-	if (ctl_parse(line, len, &c) < 0 ||
-	    (c.op != CTL_KILL && c.op != CTL_EOF)) {
-		sess_error(s,
-			   "procs/%s/ctl: '%.*s' is not kill [SIGNAL], "
-			   "SIGNAL or eof; nothing of this write was done",
-			   p->name, (int)(len > 80 ? 80 : len), line);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (c.op == CTL_EOF)
-		proc_eof(p);
-	else if (proc_signal(p, c.sig) == 0)
-		sess_error(s, "procs/%s: signal %d", p->name, c.sig);
+	if (proc_signal(p, a->sig) == 0)
+		sess_error(a->s, "procs/%s: signal %d", p->name, a->sig);
 	return 0;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static int ctl_eof(const struct ctl_args *a)
+{
+	proc_eof(a->owner);
+	return 0;
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "kill", CTL_ARG_SIGNAL, false, ctl_kill },
+	{ "SIGNAL", CTL_ARG_BARE, false, ctl_kill },
+	{ "eof", CTL_ARG_NONE, false, ctl_eof },
+	{ 0 },
+};
+
+/* procs/NAME/ctl is the process's. */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
+{
+	(void)s;
+	*name = fh->r->name;
+	return fh->r;
+}
+
+static const struct fam_ctl ctl_tab = { "procs/", ctl_verbs, ctl_owner,
+					ENOENT };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent proc_tab[] = {
 	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR },

@@ -39,22 +39,31 @@ static void killall_done(void *arg)
 	free(w);
 }
 
+/* The root ctl's one verb; its write carries it out for all its lines at
+ * once (the reply waits for the end of every process), not a row. */
+static const struct ctl_verb ctl_verbs[] = {
+	{ "killall", CTL_ARG_NONE, false, NULL },
+	{ 0 },
+};
+
 /* True when every line of buf is killall (or empty), and whether any
  * is. */
 static bool only_killall(const char *buf, size_t size, bool *any)
 {
-	struct ctl_cmd c;
+	struct ctl_args a;
 	size_t start = 0;
+	char usage[32];
 
 	*any = false;
 	for (size_t i = 0; i <= size; i++) {
 		if (i < size && buf[i] != '\n')
 			continue;
-		if (i > start && (ctl_parse(buf + start, i - start, &c) < 0 ||
-				  c.op != CTL_KILLALL)) {
-			log_msg(LOG_WARNING, "ctl: '%.*s' is not killall",
+		if (i > start &&
+		    !ctl_lookup(ctl_verbs, buf + start, i - start, &a)) {
+			ctl_usage(ctl_verbs, usage, sizeof(usage));
+			log_msg(LOG_WARNING, "ctl: '%.*s' is not %s",
 				(int)(i - start > 80 ? 80 : i - start),
-				buf + start);
+				buf + start, usage);
 			return false;
 		}
 		*any |= i > start;

@@ -13,42 +13,6 @@
 #include "fam_run.h"
 #include "sessions/core/names.h"
 
-static off_t cmd_size(const struct node *n)
-{
-	return n->r ? (off_t)n->r->cmd_len : 0;
-}
-
-static int cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
-{
-	if ((fi->flags & O_ACCMODE) == O_RDONLY)
-		return 0;
-	if (n->run_level && n->r->has_cmd) {
-		sess_error(n->s, "runs/%s/cmd: it has its command already",
-			   n->r->name);
-		return -EBUSY;
-	}
-	if (!n->run_level)
-		fh_set_run(fh, NULL); /* a writer starts a run of its own */
-	return 0;
-}
-
-static void cmd_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
-{
-	fam_reply_spool(req, fh, "cmd", fh->r ? fh->r->cmd_len : 0, size, off);
-}
-
-static int cmd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	(void)req;
-	return fam_cmd_write(fh, n->s, buf, size, off);
-}
-
-static int cmd_truncate(const struct node *n, struct fh *fh, off_t size)
-{
-	return fam_cmd_truncate(fh, n->s, size);
-}
-
 static bool try_flush(struct park *p)
 {
 	struct fh *fh = p->fh;
@@ -122,13 +86,10 @@ static void cmd_release(struct fh *fh)
 }
 
 const struct fops fam_cmd_ops = {
-	.size = cmd_size,
-	.open = cmd_open,
-	.read = cmd_read,
-	.write = cmd_write,
+	FAM_CMD_FOPS,
+	.open = fam_cmd_open,
 	.flush = cmd_flush,
 	.release = cmd_release,
-	.truncate = cmd_truncate,
 };
 
 static off_t stdout_size(const struct node *n)

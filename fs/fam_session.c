@@ -14,38 +14,6 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 
-static char *cwd_text(const struct node *n, size_t *len)
-{
-	struct strbuf b = { 0 };
-
-	sb_addf(&b, "%s\n", n->s->cwd);
-	return sb_take(&b, len);
-}
-
-static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
-		     const char *buf, size_t size, off_t off)
-{
-	size_t len;
-	char *path;
-	int rc = fam_gather(fh, n->s, buf, size);
-
-	(void)off;
-	(void)req;
-	if (rc < 0)
-		return rc;
-	len = fam_value_len(&fh->w);
-	if (memchr(fh->w.p, '\0', len) || len == 0) {
-		sess_error(n->s, "cwd: not a path");
-		return -EINVAL;
-	}
-	path = strndup(fh->w.p, len);
-	rc = path ? sess_chdir(n->s, path) : -ENOMEM;
-	free(path);
-	return rc;
-}
-
-static const struct fops cwd_ops = { .text = cwd_text, .write = cwd_write };
-
 static char *error_text(const struct node *n, size_t *len)
 {
 	return sess_errors_text(n->s, len);
@@ -53,43 +21,50 @@ static char *error_text(const struct node *n, size_t *len)
 
 static const struct fops error_ops = { .text = error_text };
 
-/* Checks one line written to a session's ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
-		    bool apply)
+static int ctl_kill(const struct ctl_args *a)
 {
-	struct ctl_cmd c;
-
-	(void)fh;
-	if (ctl_parse(line, len, &c) < 0 ||
-	    (c.op != CTL_KILL && c.op != CTL_RESET && c.op != CTL_TIMEOUT)) {
-		sess_error(s,
-			   "ctl: '%.*s' is not kill [SIGNAL], reset or "
-			   "timeout MS (0 to %llu); nothing of this write was "
-			   "done",
-			   (int)(len > 80 ? 80 : len), line, NAME_TIMEOUT_MAX_MS);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (c.op == CTL_KILL) {
-		if (sess_kill_run(s, c.sig, END_KILLED) == 0)
-			sess_error(s, "ctl: kill -%d of run %s", c.sig,
-				   s->active->name);
-	} else if (c.op == CTL_RESET) {
-		sess_reset(s);
-	} else {
-		sess_set_timeout(s, c.ms);
-	}
+	if (sess_kill_run(a->s, a->sig, END_KILLED) == 0)
+		sess_error(a->s, "ctl: kill -%d of run %s", a->sig,
+			   a->s->active->name);
 	return 0;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static int ctl_reset(const struct ctl_args *a)
+{
+	sess_reset(a->s);
+	return 0;
+}
+
+static int ctl_timeout(const struct ctl_args *a)
+{
+	sess_set_timeout(a->s, a->ms);
+	return 0;
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "kill", CTL_ARG_SIGNAL, false, ctl_kill },
+	{ "SIGNAL", CTL_ARG_BARE, true, ctl_kill },
+	{ "reset", CTL_ARG_NONE, false, ctl_reset },
+	{ "timeout", CTL_ARG_MS, false, ctl_timeout },
+	{ 0 },
+};
+
+/* A session's ctl is its own. */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
+{
+	(void)fh;
+	(void)name;
+	return s;
+}
+
+static const struct fam_ctl ctl_tab = { "", ctl_verbs, ctl_owner, ENOENT };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent session_tab[] = {
 	FAM_RUN_CMD_ROW,
 	FAM_RUN_OUT_ROWS,
 	FAM_RUN_RESULT_ROW,
-	{ "cwd", FT_CWD, FENT_RW, &cwd_ops, 0, HOME_DIR },
+	{ "cwd", FT_CWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR },
 	{ "env", FT_ENVDIR, FENT_DIR, &fam_envdir_ops, 0, HOME_DIR },
 	FAM_RUN_TIMEOUT_ROW,
 	{ "error", FT_ERROR, FENT_RO, &error_ops, 0, HOME_DIR },

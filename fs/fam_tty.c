@@ -318,44 +318,45 @@ static char *status_text(const struct node *n, size_t *len)
 
 static const struct fops status_ops = { .text = status_text };
 
-static bool is_word(const char *l, size_t len, const char *w)
+static int ctl_kill(const struct ctl_args *a)
 {
-	return len == strlen(w) && memcmp(l, w, len) == 0;
-}
-
-/* Checks one line written to tty/ctl, or carries it out. */
-static int ctl_line(struct fh *fh, struct sess *s, const char *line, size_t len,
-		    bool apply)
-{
-	struct tty *t = tty_of(s);
-	struct ctl_cmd c = { .op = CTL_RESET };
-
-	(void)fh;
-	if (!t)
-		return -ENOMEM;
-	if (!is_word(line, len, "restart") &&
-	    !is_word(line, len, "clear-scrollback") &&
-	    (ctl_parse(line, len, &c) < 0 || c.op != CTL_KILL)) {
-		sess_error(s,
-			   "tty/ctl: '%.*s' is not kill [SIGNAL], restart or "
-			   "clear-scrollback; nothing of this write was done",
-			   (int)(len > 80 ? 80 : len), line);
-		return -EINVAL;
-	}
-	if (!apply)
-		return 0;
-	if (is_word(line, len, "restart"))
-		return tty_restart(t);
-	if (is_word(line, len, "clear-scrollback")) {
-		if (t->term)
-			term_clear_scrollback(t->term);
-	} else if (tty_kill(t, c.sig) == 0) {
-		sess_error(s, "tty: signal %d", c.sig);
-	}
+	if (tty_kill(a->owner, a->sig) == 0)
+		sess_error(a->s, "tty: signal %d", a->sig);
 	return 0;
 }
 
-static const struct fops ctl_ops = FAM_CTL_OPS(ctl_line);
+static int ctl_restart(const struct ctl_args *a)
+{
+	return tty_restart(a->owner);
+}
+
+static int ctl_clear(const struct ctl_args *a)
+{
+	struct tty *t = a->owner;
+
+	if (t->term)
+		term_clear_scrollback(t->term);
+	return 0;
+}
+
+static const struct ctl_verb ctl_verbs[] = {
+	{ "kill", CTL_ARG_SIGNAL, false, ctl_kill },
+	{ "SIGNAL", CTL_ARG_BARE, true, ctl_kill },
+	{ "restart", CTL_ARG_NONE, false, ctl_restart },
+	{ "clear-scrollback", CTL_ARG_NONE, false, ctl_clear },
+	{ 0 },
+};
+
+/* tty/ctl is the terminal's (made, not started, by its first line). */
+static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
+{
+	(void)fh;
+	(void)name;
+	return tty_of(s);
+}
+
+static const struct fam_ctl ctl_tab = { "tty/", ctl_verbs, ctl_owner, ENOMEM };
+static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 /* "PATTERN [TIMEOUT_MS]": splits off the timeout when the last word is a
  * number. */

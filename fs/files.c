@@ -294,7 +294,7 @@ static int open_flags(int flags)
 	return flags | O_CLOEXEC;
 }
 
-/* An open file's descriptor is its opener's (sessions/fdq.c): her bound is
+/* An open file's descriptor is its opener's (sessions/session/fdq.c): her bound is
  * looked at before the open, which may truncate or create. */
 static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -439,7 +439,7 @@ static struct fdir *get_dir(const struct fuse_file_info *fi)
 	return (struct fdir *)(uintptr_t)fi->fh;
 }
 
-/* Opens directory n for reading, its descriptor uid's (sessions/fdq.c).
+/* Opens directory n for reading, its descriptor uid's (sessions/session/fdq.c).
  * Returns the stream, or NULL (errno). */
 static struct fdir *dir_open(const struct fnode *n, uid_t uid)
 {

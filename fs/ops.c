@@ -135,6 +135,20 @@ static bool hold(const struct node *n, struct park how, const char *name,
 	return park_hold(&how, name);
 }
 
+/* Resolves ino for a request of size bytes at off (a readdir, a read),
+ * and holds it while its node's answer must wait: true when it goes on
+ * now, false when it was answered or held. */
+static bool resolve_io(fuse_req_t req, fuse_ino_t ino, struct node *n,
+		       enum held_op op, size_t size, off_t off,
+		       const struct fuse_file_info *fi)
+{
+	struct park how = {
+		.op = op, .req = req, .ino = ino, .size = size, .off = off
+	};
+
+	return resolve(req, ino, n) && !hold(n, how, NULL, fi);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct node dir;
@@ -184,15 +198,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	const struct fops *o;
 	struct node n;
 
-	if (!resolve(req, ino, &n))
-		return;
-	if (hold(&n,
-		 (struct park){ .op = HELD_READDIR,
-				.req = req,
-				.ino = ino,
-				.size = size,
-				.off = off },
-		 NULL, fi))
+	if (!resolve_io(req, ino, &n, HELD_READDIR, size, off, fi))
 		return;
 	if (!S_ISDIR(tree_fent(n.ft)->mode)) {
 		fuse_reply_err(req, ENOTDIR);
@@ -269,15 +275,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	if (off == 0 || !fh->text) {
-		if (!resolve(req, ino, &n))
-			return;
-		if (hold(&n,
-			 (struct park){ .op = HELD_READ,
-					.req = req,
-					.ino = ino,
-					.size = size,
-					.off = off },
-			 NULL, fi))
+		if (!resolve_io(req, ino, &n, HELD_READ, size, off, fi))
 			return;
 		free(fh->text);
 		errno = ENOMEM;

@@ -150,6 +150,7 @@ struct node {
 
 struct fh;
 struct dirbuf;
+struct fam_ctl;
 
 /*
  * The behaviour of a row (fs/ops.c calls these; NULL means the default
@@ -210,10 +211,8 @@ struct fops {
 	int (*truncate)(const struct node *n, struct fh *fh, off_t size);
 	/* A symlink's target. */
 	const char *(*link)(const struct node *n);
-	/* A ctl file (fam_ctl_ops): checks (apply false) or carries out
-	 * (apply true) one line written to it. */
-	int (*line)(struct fh *fh, struct sess *s, const char *l, size_t len,
-		    bool apply);
+	/* A ctl file (FAM_CTL_OPS): the table of its verbs. */
+	const struct fam_ctl *ctl;
 };
 
 static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)

@@ -1,9 +1,11 @@
 /*
- * ctl.c - parsing of ctl lines and signal names.
+ * ctl.c - parsing of ctl lines against a ctl file's table of verbs, and
+ * signal names.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include "sessions/core/ctl.h"
@@ -56,42 +58,71 @@ static bool is(const char *w, size_t n, const char *lit)
 	return strlen(lit) == n && memcmp(w, lit, n) == 0;
 }
 
-int ctl_parse(const char *s, size_t len, struct ctl_cmd *c)
+/* Reads the argument (an bytes at arg) that row v's verb takes. */
+static int take_arg(const struct ctl_verb *v, const char *arg, size_t an,
+		    struct ctl_args *a)
+{
+	unsigned long long ms = 0;
+	int rc;
+
+	switch (v->arg) {
+	case CTL_ARG_SIGNAL:
+		return an && (a->sig = ctl_signal(arg, an)) < 0 ? -EINVAL : 0;
+	case CTL_ARG_MS:
+		rc = an ? name_parse_timeout(arg, an, &ms) : -EINVAL;
+		a->ms = ms;
+		return rc;
+	default:
+		return an ? -EINVAL : 0;
+	}
+}
+
+const struct ctl_verb *ctl_lookup(const struct ctl_verb *tab, const char *s,
+				  size_t len, struct ctl_args *a)
 {
 	const char *w, *arg, *extra;
 	size_t i = 0, n = word(s, len, &i, &w);
 	size_t an = word(s, len, &i, &arg);
-	unsigned long long ms;
-	int rc;
+	const struct ctl_verb *v;
 
+	a->sig = SIGTERM;
+	a->ms = 0;
 	if (word(s, len, &i, &extra) != 0 || n == 0)
-		return -EINVAL;
-	c->sig = SIGTERM;
-	c->ms = 0;
-	if (is(w, n, "kill")) {
-		c->op = CTL_KILL;
-		if (an && (c->sig = ctl_signal(arg, an)) < 0)
-			return -EINVAL;
-		return 0;
+		return NULL;
+	for (v = tab; v->verb; v++)
+		if (v->arg != CTL_ARG_BARE && is(w, n, v->verb))
+			return take_arg(v, arg, an, a) == 0 ? v : NULL;
+	/* a verb is lower case, and "kill" a verb before it is a signal */
+	for (v = tab; v->verb && an == 0; v++)
+		if (v->arg == CTL_ARG_BARE && (a->sig = ctl_signal(w, n)) > 0)
+			return v;
+	return NULL;
+}
+
+void ctl_usage(const struct ctl_verb *tab, char *buf, size_t size)
+{
+	size_t k = 0, at = 0, left = 0;
+	int n;
+
+	for (const struct ctl_verb *v = tab; v->verb; v++)
+		left += !v->unlisted;
+	buf[0] = '\0';
+	for (const struct ctl_verb *v = tab; v->verb && at < size; v++) {
+		if (v->unlisted)
+			continue;
+		n = snprintf(buf + at, size - at, "%s%s%s",
+			     k == 0	   ? "" :
+			     k + 1 == left ? " or " :
+					     ", ",
+			     v->verb,
+			     v->arg == CTL_ARG_SIGNAL ? " [SIGNAL]" :
+			     v->arg == CTL_ARG_MS     ? " MS" :
+							"");
+		at += n > 0 ? (size_t)n : 0;
+		if (v->arg == CTL_ARG_MS && at < size)
+			at += (size_t)snprintf(buf + at, size - at,
+					       " (0 to %llu)",
+					       NAME_TIMEOUT_MAX_MS);
+		k++;
 	}
-	ms = 0;
-	if (is(w, n, "timeout")) {
-		c->op = CTL_TIMEOUT;
-		rc = an ? name_parse_timeout(arg, an, &ms) : -EINVAL;
-		c->ms = ms;
-		return rc;
-	}
-	if (an)
-		return -EINVAL;
-	if (is(w, n, "reset"))
-		c->op = CTL_RESET;
-	else if (is(w, n, "eof"))
-		c->op = CTL_EOF;
-	else if (is(w, n, "killall"))
-		c->op = CTL_KILLALL;
-	else if ((c->sig = ctl_signal(w, n)) > 0)
-		c->op = CTL_KILL;
-	else
-		return -EINVAL;
-	return 0;
 }

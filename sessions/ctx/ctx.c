@@ -55,20 +55,11 @@ static int ctx_setup(struct sess *s, struct ctx *c)
 
 int ctx_new(struct sess *s, const char *name, struct ctx **out)
 {
+	int rc = sess_child_name(s, "contexts", name, ctx_find(s, name));
 	struct ctx *c;
-	int rc;
 
-	if (!name_valid(name)) {
-		sess_error(s,
-			   "contexts/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
-			   "not starting with '.'",
-			   name);
-		return -EINVAL;
-	}
-	if (ctx_find(s, name))
-		return -EEXIST;
-	if (s->dying)
-		return -ENOENT;
+	if (rc < 0)
+		return rc;
 	if (s->nctxs >= conf.max_procs_per_session) {
 		sess_error(s, "contexts/%s: at most %llu contexts", name,
 			   (unsigned long long)conf.max_procs_per_session);

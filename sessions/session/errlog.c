@@ -1,6 +1,8 @@
 /*
- * errlog.c - the ring of a session's last refusals, with their time.
+ * errlog.c - the ring of a session's last refusals, with their time; and
+ * the refusal of a bad name for a new child of a session's folders.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,4 +69,25 @@ void errlog_free(struct errlog *e)
 	for (unsigned i = 0; i < e->n; i++)
 		free(e->lines[(e->first + i) % SESS_ERRORS_KEPT]);
 	e->n = 0;
+}
+
+int sess_child_name(struct sess *s, const char *dir, const char *name,
+		    bool taken)
+{
+	bool run = strcmp(dir, "runs") == 0;
+	unsigned long long n;
+
+	if (!name_valid(name) ||
+	    (run && (strcmp(name, "latest") == 0 ||
+		     name_parse_u64(name, strlen(name), &n) == 0))) {
+		sess_error(s, "%s/%.64s: %s", dir, name,
+			   run ? "a run name is 1-64 of [A-Za-z0-9._-], not "
+				 "all digits, not 'latest'" :
+				 "a name is 1-64 of [A-Za-z0-9._-] not "
+				 "starting with '.'");
+		return -EINVAL;
+	}
+	if (taken)
+		return -EEXIST;
+	return s->dying ? -ENOENT : 0;
 }

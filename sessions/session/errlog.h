@@ -5,6 +5,7 @@
 #ifndef SFS_ERRLOG_H
 #define SFS_ERRLOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SESS_ERRORS_KEPT 50
@@ -25,5 +26,11 @@ char *sess_errors_text(struct sess *s, size_t *len);
 void errlog_free(struct errlog *e);
 /* How many refusals sess_error has recorded, of every session. */
 unsigned long sess_errors_total(void);
+/* Whether name may be a new child of s's folder dir (runs, procs,
+ * contexts), taken saying whether one has it already: 0, -EINVAL with an
+ * error line (a name of runs/ is also neither all digits nor "latest"),
+ * -EEXIST, or -ENOENT while the session is going. */
+int sess_child_name(struct sess *s, const char *dir, const char *name,
+		    bool taken);
 
 #endif

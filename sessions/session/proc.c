@@ -32,21 +32,12 @@ struct run *proc_by_name(struct sess *s, const char *name)
 
 int proc_new(struct sess *s, const char *name, struct run **out)
 {
+	int rc = sess_child_name(s, "procs", name, proc_by_name(s, name));
 	char tag[32];
 	struct run *p;
-	int rc;
 
-	if (!name_valid(name)) {
-		sess_error(s,
-			   "procs/%.64s: a name is 1-64 of [A-Za-z0-9._-] "
-			   "not starting with '.'",
-			   name);
-		return -EINVAL;
-	}
-	if (proc_by_name(s, name))
-		return -EEXIST;
-	if (s->dying)
-		return -ENOENT;
+	if (rc < 0)
+		return rc;
 	if (s->nprocs >= conf.max_procs_per_session) {
 		sess_error(s, "procs/%s: max_procs_per_session (%llu) reached",
 			   name,

@@ -227,20 +227,10 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 
 int sess_new_run(struct sess *s, const char *name, struct run **out)
 {
-	unsigned long long n;
+	int rc = sess_child_name(s, "runs", name, sess_run_by_name(s, name));
 
-	if (!name_valid(name) || strcmp(name, "latest") == 0 ||
-	    name_parse_u64(name, strlen(name), &n) == 0) {
-		sess_error(s,
-			   "runs/%.64s: a run name is 1-64 of "
-			   "[A-Za-z0-9._-], not all digits, not 'latest'",
-			   name);
-		return -EINVAL;
-	}
-	if (sess_run_by_name(s, name))
-		return -EEXIST;
-	if (s->dying)
-		return -ENOENT;
+	if (rc < 0)
+		return rc;
 	*out = add_run(s, name, 0);
 	return *out ? 0 : -ENOMEM;
 }

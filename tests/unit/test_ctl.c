@@ -1,9 +1,12 @@
-/* test_ctl.c - ctl lines (ctl_parse) and signal names (ctl_signal). */
+/* test_ctl.c - ctl lines against a table of every verb (ctl_lookup), the
+ * error line's list of verbs (ctl_usage) and signal names (ctl_signal). */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "fuzz/ctl_every.h"
 #include "sessions/core/ctl.h"
+#include "sessions/core/names.h"
 #include "unit.h"
 
 /*
@@ -14,7 +17,7 @@ static int parse_n(const char *s, size_t len, struct ctl_cmd *c)
 {
 	struct guarded g;
 	const char *p = guard_copy(&g, s, len);
-	int rc = ctl_parse(p, len, c);
+	int rc = every_parse(p, len, c);
 
 	guard_free(&g);
 	return rc;
@@ -303,6 +306,59 @@ START_TEST(length_ends_line)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- tables */
+
+/* A table takes only its own verbs: "kill" with no argument where its row
+ * says none, and a signal alone only where it has the bare row. */
+START_TEST(table_own_verbs)
+{
+	static const struct ctl_verb few[] = {
+		{ "interrupt", CTL_ARG_NONE, false, NULL },
+		{ "kill", CTL_ARG_NONE, false, NULL },
+		{ 0 },
+	};
+	struct ctl_args a;
+
+	ck_assert_ptr_eq(ctl_lookup(few, "kill", 4, &a), &few[1]);
+	ck_assert_int_eq(a.sig, SIGTERM);
+	ck_assert_ptr_eq(ctl_lookup(few, " interrupt \r", 12, &a), &few[0]);
+	ck_assert_ptr_null(ctl_lookup(few, "kill TERM", 9, &a));
+	ck_assert_ptr_null(ctl_lookup(few, "TERM", 4, &a));
+	ck_assert_ptr_null(ctl_lookup(few, "reset", 5, &a));
+	ck_assert_ptr_null(ctl_lookup(few, "", 0, &a));
+}
+END_TEST
+
+/* The error line names the listed verbs, their arguments, in order. */
+START_TEST(usage_lists)
+{
+	static const struct ctl_verb quiet[] = {
+		{ "kill", CTL_ARG_SIGNAL, false, NULL },
+		{ "SIGNAL", CTL_ARG_BARE, true, NULL },
+		{ "reset", CTL_ARG_NONE, false, NULL },
+		{ 0 },
+	};
+	static const struct ctl_verb one[] = {
+		{ "killall", CTL_ARG_NONE, false, NULL },
+		{ 0 },
+	};
+	char buf[160], want[160];
+
+	ctl_usage(every, buf, sizeof(buf));
+	snprintf(want, sizeof(want),
+		 "kill [SIGNAL], SIGNAL, reset, timeout MS (0 to %llu), eof "
+		 "or killall",
+		 NAME_TIMEOUT_MAX_MS);
+	ck_assert_str_eq(buf, want);
+	ctl_usage(quiet, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "kill [SIGNAL] or reset");
+	ctl_usage(one, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "killall");
+	ctl_usage(every, buf, 10); /* cut, and ended */
+	ck_assert_str_eq(buf, "kill [SIG");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- ctl_signal */
 
 START_TEST(signal_names)
@@ -406,6 +462,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, empty);
 	tcase_add_test(tc, blanks);
 	tcase_add_test(tc, length_ends_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tables");
+	tcase_add_test(tc, table_own_verbs);
+	tcase_add_test(tc, usage_lists);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("signal");
 	tcase_add_test(tc, signal_names);

@@ -1,4 +1,4 @@
-/* test_fdq.c - sessions/fdq.c with a limit of 64 descriptors: the bound per
+/* test_fdq.c - sessions/session/fdq.c with a limit of 64 descriptors: the bound per
  * user (EMFILE for her alone, none for root), the cut (ENFILE for every
  * user's descriptor, while the daemon's own opens still have the
  * reserve), what closes give back, the charges of processes (checked
