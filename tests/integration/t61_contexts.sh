@@ -402,6 +402,8 @@ while True: pass'
 BG=$!
 SFS_BG_PIDS+=("$BG")
 check "the busy loop runs" sfs_until 5 bash -c '[ "$(awk "/^state/ {print \$2}" "$1")" = running ]' _ "$P/status"
+# (running comes as the code starts: its sleep may take a while more)
+check "its background sleep has started" sfs_until 10 test -s "$SFS_TMP/busy.sleep"
 PYPID=$(field "$P/status" pid)
 t0=$(now_ms)
 check "rmdir of a busy context" timeout 10 rmdir "$P"
