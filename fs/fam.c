@@ -573,13 +573,50 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
 	return -EINVAL;
 }
 
+/* The lines an open ctl file may carry out: each can signal every
+ * process of a tree, so a request costs its lines times those
+ * processes, and a 16 MiB write of "CONT" lines held the loop for tens
+ * of seconds. A write (or the close, with its last line) past them is
+ * refused whole, as a bad line is. */
+#define CTL_LINES_MAX 64
+
+/* Counts the n lines a write or the close would carry out against
+ * CTL_LINES_MAX: 0, or -EINVAL with a line in error and nothing of it
+ * done. */
+static int ctl_count(struct fh *fh, struct sess *s, size_t n)
+{
+	if (fh->ctl_lines + n <= CTL_LINES_MAX) {
+		fh->ctl_lines += (unsigned)n;
+		return 0;
+	}
+	sess_error(s, "%sctl: more than %d lines in one open file; nothing of "
+		   "this write was done", fh->fe->ops->ctl->dir, CTL_LINES_MAX);
+	fh->w.len = 0;
+	fh->werr = EINVAL;
+	return -EINVAL;
+}
+
+/* The lines of buf: its newlines, at most CTL_LINES_MAX + 1 counted. */
+static size_t newlines(const char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = buf; n <= CTL_LINES_MAX &&
+				  (p = memchr(p, '\n', size - (size_t)(p - buf)));
+	     p++)
+		n++;
+	return n;
+}
+
 int fam_ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		  const char *buf, size_t size, off_t off)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
+	int rc = ctl_count(fh, n->s, newlines(buf, size));
 
 	(void)req;
 	(void)off;
+	if (rc == 0)
+		rc = fam_gather(fh, n->s, buf, size);
 	return rc < 0 ? rc : fam_lines(fh, n->s, false, ctl_line);
 }
 
@@ -588,7 +625,8 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 	struct sess *s = sess_get(fh->sid);
 
 	(void)req;
-	if (s && fh->w.len)
+	/* the last line, without its newline */
+	if (s && fh->w.len && ctl_count(fh, s, 1) == 0)
 		return fam_lines(fh, s, true, ctl_line);
 	return -fh->werr;
 }

@@ -40,6 +40,7 @@ struct fh {
 	bool created;		    /* made by create(2), not found */
 	bool trunc;		    /* opened with O_TRUNC, not yet applied */
 	int werr;		    /* sticky write error */
+	unsigned ctl_lines;	    /* a ctl file's lines carried out so far */
 	int flags;		    /* open flags, as of the latest request */
 	pid_t opener;		    /* who opened it (0: not visible) */
 	uid_t uid;		    /* and as whom */

@@ -252,6 +252,31 @@ assert_eq 1 "$(status_val k3 signal)" "HUP: status has signal 1"
 kill_case "kill KILL" k4 "714.$$" "sleep 714.$$" "kill KILL" 137 killed 1500
 kill_case "TERM" k5 "715.$$" "sleep 715.$$" TERM 143 killed 1500
 
+# an open ctl file carries out at most 64 lines (each may signal every
+# process of the tree): 64 are done, 65 are refused whole, and a 15 MiB
+# write of them is refused at once
+sfs_marker "719.$$"
+# (in a session of its own: the refusals go to its error, not to p's,
+# whose lines are counted below)
+check "ctl lines: mkdir sessions/pc" sfs_mkdir "$MNT/sessions/pc"
+S0=$S P0=$P S=$MNT/sessions/pc P=$MNT/sessions/pc/procs
+assert_start "ctl lines" cl "exec sleep 719.$$"
+check "ctl lines: 64 CONT lines in one write" sfs_write "$P/cl/ctl" "$(printf 'CONT\n%.0s' {1..64})" 10
+assert_errno EINVAL "ctl lines: 65 in one write are refused" \
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.write(fd, b"CONT\n" * 65)' "$P/cl/ctl"
+assert_file_match "$S/error" "procs/ctl: more than 64 lines in one open file; nothing of this write was done" \
+	"ctl lines: error says so"
+assert_errno EINVAL "ctl lines: 64 in one write and a 65th at the close are refused" \
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.write(fd, b"CONT\n" * 64); os.write(fd, b"CONT"); os.close(fd)' "$P/cl/ctl"
+t0=$(now_ms)
+assert_errno EINVAL "ctl lines: 15 MiB of CONT lines in one write are refused" \
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY); os.write(fd, b"CONT\n" * (3 << 20))' "$P/cl/ctl"
+assert_lt $(($(now_ms) - t0)) 3000 "ctl lines: that write returns at once" " ms"
+assert_file_match "$P/cl/status" '^state running$' "ctl lines: the process still runs"
+check "ctl lines: kill it" sfs_write "$P/cl/ctl" $'kill\n' 10
+check "ctl lines: rmdir sessions/pc" timeout 10 rmdir "$S"
+S=$S0 P=$P0
+
 # the whole process tree: a child that ignores TERM, with a leader that
 # dies of TERM, keeps the grace period, then KILL ends it: exit 137
 sfs_marker "720.$$"
