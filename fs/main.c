@@ -254,6 +254,7 @@ static int serve(void)
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
+	shell_copy_program();
 	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
 		rc = fdq_init();
 	if (rc == 0)

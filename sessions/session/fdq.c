@@ -64,11 +64,16 @@ int fdq_init(void)
 	 * they never reach the reserve. */
 	if (conf.max_sessions > cut / FDS_PER_SESSION) {
 		log_msg(LOG_NOTICE,
-			"max_sessions lowered from %llu to %lu: %lu descriptors "
-			"below the reserve, some %d a session",
+			"max_sessions lowered from %llu to %lu (and "
+			"max_sessions_per_user to a quarter of that at most): "
+			"%lu descriptors below the reserve, some %d a session",
 			(unsigned long long)conf.max_sessions,
 			cut / FDS_PER_SESSION, cut, FDS_PER_SESSION);
 		conf.max_sessions = cut / FDS_PER_SESSION;
+		/* and no one user may take them all */
+		if (conf.max_sessions_per_user > conf.max_sessions / 4)
+			conf.max_sessions_per_user =
+				conf.max_sessions / 4 ? conf.max_sessions / 4 : 1;
 	}
 	log_msg(LOG_INFO,
 		"descriptors: limit %lu, %lu kept for the daemon, %lu per user",

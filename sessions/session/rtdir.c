@@ -195,6 +195,11 @@ int rtdir_copy(const char *src, const char *name, mode_t mode, char *path,
 
 	if (dirfd < 0)
 		rc = dirfd = rtdir_make(COPIES_DIR, dir, sizeof(dir));
+	if (rc == -EEXIST) { /* made by a call whose open failed */
+		dirfd = openat(rt_fd, COPIES_DIR,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = dirfd < 0 ? -errno : 0;
+	}
 	/* made once: the file of this start, whatever later replaces it */
 	if (rc >= 0 && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		rc = copy_file(src, dirfd, name, mode);

@@ -5,7 +5,8 @@
  * sfsdrv.so (sessions/sfsdrv/sfsdrv.c) and the loop runs in C, where the
  * user's functions, aliases, variables, options and traps cannot reach
  * it. The module is found next to the daemon's executable (a build tree),
- * else in SFS_DRIVER_DIR (meson install); without it no shell starts.
+ * else in SFS_DRIVER_DIR (meson install); without it no shell starts
+ * (shprog.c).
  * The daemon copies it once into a sealed memfd, which each shell gets on
  * SHELL_DRV_FD and loads as /proc/self/fd/SHELL_DRV_FD: a shell of
  * another user needs no access to the module's path (a build tree in a
@@ -37,8 +38,6 @@
 #include <string.h>
 #include <linux/close_range.h>
 #include <poll.h>
-#include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,7 +47,6 @@
 #include "sessions/core/creds.h"
 #include "sessions/core/execerr.h"
 #include "sessions/core/log.h"
-#include "sessions/session/rtdir.h"
 #include "sessions/session/shell.h"
 #include "sessions/core/strbuf.h"
 #include "sessions/core/vclone.h"
@@ -62,94 +60,6 @@
 static const char boot[] =
 	"builtin enable -f \"$1\" sfs_driver || builtin exit 126\n"
 	"sfs_driver \"$2\"\n";
-
-static char drv_path[PATH_MAX];
-static int drv_fd = -1; /* the module's sealed copy */
-
-void shell_set_driver(const char *path)
-{
-	snprintf(drv_path, sizeof(drv_path), "%s", path);
-	if (drv_fd >= 0)
-		close(drv_fd);
-	drv_fd = -1;
-}
-
-bool shell_find_file(const char *file, char *buf, size_t len)
-{
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(buf, len, "%s/%s", exe, file);
-		if (access(buf, R_OK) == 0)
-			return true;
-	}
-	snprintf(buf, len, "%s/%s", SFS_DRIVER_DIR, file);
-	return access(buf, R_OK) == 0;
-}
-
-/* MFD_EXEC (Linux 6.3) keeps a memfd executable where vm.memfd_noexec
- * would make it noexec; older headers and kernels have no such flag. */
-#ifndef MFD_EXEC
-#define MFD_EXEC 0
-#endif
-
-/* The file at path in a memfd that nothing can change any more (the
- * seals hold for every process that opens it). Returns it or -errno. */
-static int seal_copy(const char *path)
-{
-	int in = open(path, O_RDONLY | O_CLOEXEC), fd, rc = 0;
-	ssize_t n;
-
-	if (in < 0)
-		return -errno;
-	fd = memfd_create(SHELL_DRIVER,
-			  MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
-	if (fd < 0)
-		rc = -errno;
-	while (rc == 0 && (n = sendfile(fd, in, NULL, 1 << 20)) != 0)
-		if (n < 0)
-			rc = -errno;
-	if (rc == 0 &&
-	    fcntl(fd, F_ADD_SEALS,
-		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
-		rc = -errno;
-	close(in);
-	if (rc < 0 && fd >= 0)
-		close(fd);
-	return rc < 0 ? rc : fd;
-}
-
-int shell_load_driver(void)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (drv_fd >= 0)
-		return drv_fd;
-	if (drv_path[0])
-		snprintf(path, sizeof(path), "%s", drv_path);
-	else if (!shell_find_file(SHELL_DRIVER, path, sizeof(path))) {
-		log_msg(LOG_ERR,
-			"the shell driver " SHELL_DRIVER " is neither next to "
-			"the executable nor in " SFS_DRIVER_DIR ": no session "
-			"shell can start");
-		return -ENOENT;
-	}
-	fd = seal_copy(path);
-	if (fd < 0) {
-		log_msg(LOG_ERR, "the shell driver %s cannot be read: %s", path,
-			strerror(-fd));
-		return fd;
-	}
-	log_msg(LOG_INFO, "the shell driver is %s", path);
-	drv_fd = fd;
-	return fd;
-}
 
 /* The frame head's end, from p to z: nothing, or " " and the run's key
  * in SHELL_KEY_LEN lower-case hex digits. */
@@ -430,28 +340,6 @@ static int make_exit_files(const struct shell_who *w)
 	return rc;
 }
 
-/* The program of w's shell: for an owner other than the daemon's user,
- * a copy of bash that no user may read (mode 0111, root's, rtdir.h).
- * The kernel makes a process that execs a file it may not read not
- * dumpable from the exec on, so no process of the owner's can trace the
- * new shell or open its /proc files before its driver has made it so
- * itself (PR_SET_DUMPABLE), a window in which a tracer could keep it
- * dumpable and then open its pipes. Without the copy (logged), bash. */
-static const char *program(const char *bash, const struct shell_who *w,
-			   char *buf, size_t len)
-{
-	int rc;
-
-	if (w->uid == geteuid())
-		return bash;
-	rc = rtdir_copy(bash, "bash", 0111, buf, len);
-	if (rc == 0)
-		return buf;
-	log_msg(LOG_WARNING, "cannot copy %s into the runtime directory: %s",
-		bash, strerror(-rc));
-	return bash;
-}
-
 /* Starts bash with the driver and its argument arg (the session's
  * directory, or DRV's template argument) on ctl_r and res_w. Returns its
  * pid or -errno. */
@@ -474,10 +362,11 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	if (pid < 0)
 		return pid;
 	make_argv(argv, arg);
-	sp = pack(program(bash, w, prog, sizeof(prog)), argv, &cr, w->cwd);
+	bash = shell_program(bash, w->uid, prog, sizeof(prog));
+	sp = bash ? pack(bash, argv, &cr, w->cwd) : NULL;
 	creds_plan_free(&cr);
 	if (!sp)
-		return -ENOMEM;
+		return bash ? -ENOMEM : -EIO;
 	sp->cg = cg;
 	snprintf(sp->boot_err, sizeof(sp->boot_err), "%s/" SHELL_BOOT_ERR,
 		 w->dir);

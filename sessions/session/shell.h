@@ -109,6 +109,14 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
  * choose (a workspace she may not enter, root's home say). Any other cwd
  * that cannot be entered fails the shell, process or terminal: its
  * command was meant for that directory. */
+/* Makes the exec-only copy of the configured shell that the shells of
+ * other owners run (mode 0111 in the runtime directory; see shell.c),
+ * once, at the start, before any user can fill that directory; logged
+ * when it cannot be made (then no such shell starts). */
+void shell_copy_program(void);
+/* The program uid's shell execs: bash for the daemon's own user, else the
+ * copy shell_copy_program made (path in buf); NULL without it (logged). */
+const char *shell_program(const char *bash, uid_t uid, char *buf, size_t len);
 bool shell_cwd_fallback(const char *cwd);
 /* The end of a forked child of a process or the terminal, its 0-2 set:
  * closes every other descriptor but why (execerr.h), becomes uid and
