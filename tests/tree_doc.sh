@@ -2,7 +2,9 @@
 # tree_doc.sh - holds the tree of sessionfs(7) ("THE TREE") against the
 # rows of the mount (the paths sfs-treedump prints from them): it fails
 # when a row's name is nowhere in the man page's tree, or when the first
-# column of that tree names a file that no row has.
+# column of that tree names a file that no row has; and when a row's name
+# is not in the mount's README (sfs-treedump --readme: a row without a
+# doc is left out of it).
 #
 # Usage: tests/tree_doc.sh SFS-TREEDUMP MANPAGE
 set -u
@@ -32,6 +34,12 @@ done
 for w in $col1; do
 	grep -qxF -- "$w" <<<"$names" ||
 		{ echo "not ok tree_doc: $man's tree names $w, which no row has"; rc=1; }
+done
+readme=$("$dump" --readme) || { echo "tree_doc: $dump --readme failed" >&2; exit 2; }
+rwords=$(tr -c 'A-Za-z0-9._\n' '\n' <<<"$readme" | sort -u)
+for n in $names; do
+	grep -qxF -- "$n" <<<"$rwords" ||
+		{ echo "not ok tree_doc: the row $n is not in the README (no doc?)"; rc=1; }
 done
 [ $rc = 0 ] && echo "ok tree_doc: $(wc -w <<<"$names") row names, all in the man page's tree"
 exit $rc
