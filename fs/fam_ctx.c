@@ -113,7 +113,8 @@ static const struct fops var_ops = {
 };
 
 static const struct fent env_dyn[] = {
-	{ "", FT_CTXVAR, FENT_RW, &var_ops, 0, HOME_CTXVAR },
+	{ "", FT_CTXVAR, FENT_RW, &var_ops, 0, HOME_CTXVAR,
+	  "a variable: write sets, rm unsets" },
 	{ 0 },
 };
 
@@ -189,7 +190,9 @@ static void runs_list(struct dirbuf *d, const struct node *dir)
 }
 
 static const struct fent runs_dyn[] = {
-	{ "", FT_CTXRUN, FENT_DIR, &run_ops, 0, HOME_CTXRUN },
+	{ "", FT_CTXRUN, FENT_DIR, &run_ops, 0, HOME_CTXRUN,
+	  "an execution: code, its output, result, results/, error, "
+	  "result.json, status" },
 	{ 0 },
 };
 
@@ -200,13 +203,20 @@ static const struct fops runs_ops = {
 };
 
 static const struct fent ctx_tab[] = {
-	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR },
-	{ "cwd", FT_CTXCWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR },
-	{ "timeout", FT_CTXTIMEOUT, FENT_RW, &timeout_ops, 0, HOME_DIR },
-	{ "env", FT_CTXENV, FENT_DIR, &env_ops, 0, HOME_DIR },
+	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR,
+	  "python (default) or javascript, until the first code" },
+	{ "cwd", FT_CTXCWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR,
+	  "the interpreter's cwd (default: the session's), until the first "
+	  "code" },
+	{ "timeout", FT_CTXTIMEOUT, FENT_RW, &timeout_ops, 0, HOME_DIR,
+	  "ms per execution (default: the session's timeout)" },
+	{ "env", FT_CTXENV, FENT_DIR, &env_ops, 0, HOME_DIR,
+	  "its variables (default: the session's), until the first code" },
 	FAM_CTX_EXEC_ROWS,
-	{ "ctl", FT_CTXCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
-	{ "runs", FT_CTXRUNS, FENT_DIR, &runs_ops, 0, HOME_DIR },
+	{ "ctl", FT_CTXCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
+	  "write interrupt, restart or kill" },
+	{ "runs", FT_CTXRUNS, FENT_DIR, &runs_ops, 0, HOME_DIR,
+	  "every execution" },
 	{ 0 },
 };
 
@@ -258,7 +268,8 @@ static int ctxs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
 }
 
 static const struct fent ctxs_dyn[] = {
-	{ "", FT_CTX, FENT_DIR, &ctx_ops, 0, HOME_CTX },
+	{ "", FT_CTX, FENT_DIR, &ctx_ops, 0, HOME_CTX,
+	  "a context: mkdir makes it, rmdir ends it" },
 	{ 0 },
 };
 

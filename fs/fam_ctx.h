@@ -18,19 +18,49 @@ extern const struct fops fam_ctxs_ops, fam_code_ops, fam_ctxresult_ops,
 /* code, stdout, stderr, output, stream, result, results, error,
  * result.json, status */
 #define FAM_CTX_EXEC_ROWS                                                      \
-	{ "code", FT_CODE, FENT_RW, &fam_code_ops, FENT_RUN, HOME_DIR },       \
+	{ "code",                                                              \
+	  FT_CODE,                                                             \
+	  FENT_RW,                                                             \
+	  &fam_code_ops,                                                       \
+	  FENT_RUN,                                                            \
+	  HOME_DIR,                                                            \
+	  "write code: it runs at the close, which returns when it has "       \
+	  "ended; stdout, stderr, output and stream as for a run" },           \
 		FAM_RUN_STREAM_ROWS,                                           \
-		{ "result",	      FT_CTXRESULT, FENT_RO,                   \
-		  &fam_ctxresult_ops, FENT_RUN,	    HOME_DIR },                \
-		{ "results",	       FT_CTXRESULTS, FENT_DIR,                \
-		  &fam_ctxresults_ops, FENT_RUN,      HOME_DIR },              \
-		{ "error",	     FT_CTXERROR, FENT_RO,                     \
-		  &fam_ctxerror_ops, FENT_RUN,	  HOME_DIR },                  \
-		{ "result.json",    FT_CTXJSON, FENT_RO,                       \
-		  &fam_ctxjson_ops, FENT_RUN,	HOME_DIR },                    \
+		{ "result",                                                    \
+		  FT_CTXRESULT,                                                \
+		  FENT_RO,                                                     \
+		  &fam_ctxresult_ops,                                          \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "the last expression's value as text" },                     \
+		{ "results",                                                   \
+		  FT_CTXRESULTS,                                               \
+		  FENT_DIR,                                                    \
+		  &fam_ctxresults_ops,                                         \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "the rich outputs of the latest execution" },                \
+		{ "error",                                                     \
+		  FT_CTXERROR,                                                 \
+		  FENT_RO,                                                     \
+		  &fam_ctxerror_ops,                                           \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "the error as JSON (name, value, traceback), or empty" },    \
+		{ "result.json",                                               \
+		  FT_CTXJSON,                                                  \
+		  FENT_RO,                                                     \
+		  &fam_ctxjson_ops,                                            \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "results, logs and error of the latest execution, as "       \
+		  "JSON" },                                                    \
 	{                                                                      \
 		"status", FT_CTXSTATUS, FENT_RO, &fam_ctxstatus_ops, FENT_RUN, \
-			HOME_DIR                                               \
+			HOME_DIR,                                              \
+			"state (idle running interrupted dead), "              \
+			"execution_count, pid..."                              \
 	}
 
 #endif

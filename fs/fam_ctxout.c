@@ -221,7 +221,8 @@ static const struct fops main_ops = { .text = main_text };
 
 #define FMT_ROW(i, name)                                                       \
 	{                                                                      \
-		name, FT_CTXFMT + (i), FENT_RO, &fmt_ops, 0, HOME_DIR          \
+		name, FT_CTXFMT + (i), FENT_RO, &fmt_ops, 0, HOME_DIR,         \
+			"its formats, one file each"                           \
 	}
 
 static const struct fent res_dyn[] = {
@@ -235,7 +236,8 @@ static const struct fent res_dyn[] = {
 	FMT_ROW(7, "latex"),
 	FMT_ROW(8, "json"),
 	FMT_ROW(9, "javascript"),
-	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR },
+	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR,
+	  "the value's own format" },
 	{ 0 },
 };
 
@@ -295,7 +297,7 @@ static void results_list(struct dirbuf *d, const struct node *dir)
 }
 
 static const struct fent results_dyn[] = {
-	{ "", FT_CTXRES, FENT_DIR, &res_ops, 0, HOME_CTXRES },
+	{ "", FT_CTXRES, FENT_DIR, &res_ops, 0, HOME_CTXRES, "one output" },
 	{ 0 },
 };
 

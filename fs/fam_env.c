@@ -305,7 +305,8 @@ int fam_env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
 }
 
 static const struct fent envdir_dyn[] = {
-	{ "", FT_ENVVAR, FENT_RW, &var_ops, 0, HOME_ENVVAR },
+	{ "", FT_ENVVAR, FENT_RW, &var_ops, 0, HOME_ENVVAR,
+	  "a variable: write sets, rm unsets" },
 	{ 0 },
 };
 
@@ -335,7 +336,8 @@ static const struct fops rootvar_ops = {
 };
 
 static const struct fent rootenv_dyn[] = {
-	{ "", FT_ROOTENVVAR, FENT_RW, &rootvar_ops, 0, HOME_ROOTENV },
+	{ "", FT_ROOTENVVAR, FENT_RW, &rootvar_ops, 0, HOME_ROOTENV,
+	  "a variable: write sets, rm unsets" },
 	{ 0 },
 };
 

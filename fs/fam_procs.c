@@ -114,11 +114,16 @@ static const struct fam_ctl ctl_tab = { "procs/", ctl_verbs, ctl_owner,
 static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
 static const struct fent proc_tab[] = {
-	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR },
+	{ "cmd", FT_PROCCMD, FENT_RW, &cmd_ops, FENT_RUN, HOME_DIR,
+	  "write a command: it starts at the close, which returns once it has "
+	  "started" },
 	FAM_RUN_OUT_ROWS,
-	{ "pid", FT_PID, FENT_RO, &pid_ops, FENT_RUN, HOME_DIR },
-	{ "stdin", FT_STDIN, FENT_WO, &stdin_ops, FENT_RUN, HOME_DIR },
-	{ "ctl", FT_PROCCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
+	{ "pid", FT_PID, FENT_RO, &pid_ops, FENT_RUN, HOME_DIR,
+	  "its process id" },
+	{ "stdin", FT_STDIN, FENT_WO, &stdin_ops, FENT_RUN, HOME_DIR,
+	  "write its input" },
+	{ "ctl", FT_PROCCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
+	  "write kill [SIGNAL], SIGNAL or eof" },
 	{ 0 },
 };
 
@@ -162,7 +167,9 @@ static int procs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
 }
 
 static const struct fent procs_dyn[] = {
-	{ "", FT_PROC, FENT_DIR, &proc_ops, 0, HOME_PROC },
+	{ "", FT_PROC, FENT_DIR, &proc_ops, 0, HOME_PROC,
+	  "a process: mkdir, then write cmd to start it; its output, exit and "
+	  "status as a run's" },
 	{ 0 },
 };
 

@@ -15,16 +15,16 @@
 #include "sessions/core/ctl.h"
 #include "sessions/core/log.h"
 
-static char *readme_text(const struct node *n, size_t *len)
+static char *readme_file(const struct node *n, size_t *len)
 {
 	struct strbuf b = { 0 };
 
 	(void)n;
-	sb_add(&b, fsn_readme, strlen(fsn_readme));
+	readme_text(&b, &fam_root);
 	return sb_take(&b, len);
 }
 
-static const struct fops readme_ops = { .text = readme_text };
+static const struct fops readme_ops = { .text = readme_file };
 
 struct write_wait {
 	fuse_req_t req;
@@ -97,17 +97,23 @@ static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 static const struct fops ctl_ops = { .write = ctl_write };
 
 static const struct fent root_tab[] = {
-	{ "README", FT_README, FENT_RO, &readme_ops, 0, HOME_DIR },
-	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
-	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR },
-	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR },
-	{ "health", FT_HEALTH, FENT_RO, &fam_health_ops, 0, HOME_DIR },
-	{ "metrics", FT_METRICS, FENT_RO, &fam_metrics_ops, 0, HOME_DIR },
+	{ "README", FT_README, FENT_RO, &readme_ops, 0, HOME_DIR, "this text" },
+	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
+	  "write killall: ends every run and process of every session" },
+	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR,
+	  "variables of every session, present and future" },
+	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR,
+	  "the workspace (the sessions' default cwd), passed through" },
+	{ "health", FT_HEALTH, FENT_RO, &fam_health_ops, 0, HOME_DIR,
+	  "\"ok\", then counts for probes, one key value a line" },
+	{ "metrics", FT_METRICS, FENT_RO, &fam_metrics_ops, 0, HOME_DIR,
+	  "the same counts and more in the Prometheus text format" },
 	{ "sessions", FT_SESSIONS, FENT_SHARED_DIR, &fam_sessions_ops,
-	  FENT_ANYONE, HOME_DIR },
+	  FENT_ANYONE, HOME_DIR, "the sessions" },
 	{ 0 },
 };
 
 static const struct fops root_ops = { .tab = root_tab };
 
-const struct fent fam_root = { "", FT_ROOT, FENT_DIR, &root_ops, 0, HOME_TOP };
+const struct fent fam_root = { "", FT_ROOT,  FENT_DIR,	 &root_ops,
+			       0,  HOME_TOP, "the mount" };

@@ -322,8 +322,11 @@ static int runs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
 }
 
 static const struct fent runs_dyn[] = {
-	{ "", FT_RUN, FENT_DIR, &run_ops, 0, HOME_RUN },
-	{ "latest", FT_LATEST, S_IFLNK | 0777, &latest_ops, 0, HOME_DIR },
+	{ "", FT_RUN, FENT_DIR, &run_ops, 0, HOME_RUN,
+	  "a run (mkdir names one): cmd, its output, exit, status, "
+	  "result.json, timeout" },
+	{ "latest", FT_LATEST, S_IFLNK | 0777, &latest_ops, 0, HOME_DIR,
+	  "a symlink to the newest run" },
 	{ 0 },
 };
 

@@ -15,40 +15,69 @@ extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 
 #define FAM_RUN_CMD_ROW                                                        \
 	{                                                                      \
-		"cmd", FT_CMD, FENT_RW, &fam_cmd_ops, FENT_RUN, HOME_DIR       \
+		"cmd", FT_CMD, FENT_RW, &fam_cmd_ops, FENT_RUN, HOME_DIR,      \
+			"write a command; it runs when the process that "      \
+			"opened it closes it, and that close returns when it " \
+			"has ended"                                            \
 	}
 
 /* stdout, stderr, output and stream: a run's and a context's execution's */
 #define FAM_RUN_STREAM_ROWS                                                    \
-	{ "stdout", FT_STDOUT, FENT_RO, &fam_stdout_ops, FENT_RUN, HOME_DIR }, \
-		{ "stderr",	   FT_STDERR, FENT_RO,                         \
-		  &fam_stderr_ops, FENT_RUN,  HOME_DIR },                      \
-		{ "output",	   FT_OUTPUT, FENT_RO,                         \
-		  &fam_output_ops, FENT_RUN,  HOME_DIR },                      \
+	{ "stdout",                                                            \
+	  FT_STDOUT,                                                           \
+	  FENT_RO,                                                             \
+	  &fam_stdout_ops,                                                     \
+	  FENT_RUN,                                                            \
+	  HOME_DIR,                                                            \
+	  "the latest run's output so far" },                                  \
+		{ "stderr",                                                    \
+		  FT_STDERR,                                                   \
+		  FENT_RO,                                                     \
+		  &fam_stderr_ops,                                             \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "the latest run's output so far" },                          \
+		{ "output",                                                    \
+		  FT_OUTPUT,                                                   \
+		  FENT_RO,                                                     \
+		  &fam_output_ops,                                             \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "stdout and stderr in arrival order" },                      \
 	{                                                                      \
 		"stream", FT_STREAM, FENT_RO, &fam_stream_ops, FENT_RUN,       \
-			HOME_DIR                                               \
+			HOME_DIR,                                              \
+			"the latest run's output as it arrives (tail -f "      \
+			"works)"                                               \
 	}
 
 /* stdout, stderr, output, stream, exit and status */
 #define FAM_RUN_OUT_ROWS                                                       \
-	FAM_RUN_STREAM_ROWS, { "exit",	      FT_EXIT,	FENT_RO,               \
-			       &fam_exit_ops, FENT_RUN, HOME_DIR },            \
+	FAM_RUN_STREAM_ROWS,                                                   \
+		{ "exit",                                                      \
+		  FT_EXIT,                                                     \
+		  FENT_RO,                                                     \
+		  &fam_exit_ops,                                               \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "its exit status (a read waits while it runs)" },            \
 	{                                                                      \
 		"status", FT_STATUS, FENT_RO, &fam_status_ops, FENT_RUN,       \
-			HOME_DIR                                               \
+			HOME_DIR, "the latest run, as key value lines / JSON"  \
 	}
 
 #define FAM_RUN_RESULT_ROW                                                     \
 	{                                                                      \
 		"result.json", FT_RESULT, FENT_RO, &fam_result_ops, FENT_RUN,  \
-			HOME_DIR                                               \
+			HOME_DIR, "the latest run, as key value lines / JSON"  \
 	}
 
 #define FAM_RUN_TIMEOUT_ROW                                                    \
 	{                                                                      \
 		"timeout", FT_TIMEOUT, FENT_RW, &fam_timeout_ops, FENT_RUN,    \
-			HOME_DIR                                               \
+			HOME_DIR,                                              \
+			"default command timeout in ms (0: none, at most "     \
+			"31536000000: 365 days)"                               \
 	}
 
 #endif

@@ -153,13 +153,15 @@ static int sessions_rmdir(fuse_req_t req, const struct node *dir,
 }
 
 static const struct fent sessions_tab[] = {
-	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, FENT_ANYONE,
-	  HOME_DIR },
+	{ "clone", FT_CLONE, S_IFREG | 0666, &clone_ops, FENT_ANYONE, HOME_DIR,
+	  "`read id <> sessions/clone`: opened for writing it creates a "
+	  "session and reads its id" },
 	{ 0 },
 };
 
 static const struct fent sessions_dyn[] = {
-	{ "", FT_SESS, FENT_DIR, &fam_session_ops, 0, HOME_SESS },
+	{ "", FT_SESS, FENT_DIR, &fam_session_ops, 0, HOME_SESS,
+	  "a session: mkdir creates it, rmdir deletes it" },
 	{ 0 },
 };
 

@@ -219,45 +219,6 @@ static const struct fops stream_ops = { .size = stream_size,
 					.readable = fam_stream_readable,
 					.waiters = fam_run_waiters };
 
-static char *screen_text(const struct node *n, size_t *len)
-{
-	struct tty *t = n->s->tty;
-
-	if (t && t->term)
-		return term_screen(t->term, len);
-	*len = 0;
-	return strdup(""); /* never started: nothing */
-}
-
-static const struct fops screen_ops = { .text = screen_text };
-
-static char *scrollback_text(const struct node *n, size_t *len)
-{
-	struct tty *t = n->s->tty;
-
-	if (t && t->term)
-		return term_scrollback(t->term, len);
-	*len = 0;
-	return strdup(""); /* never started: nothing */
-}
-
-static const struct fops scrollback_ops = { .text = scrollback_text };
-
-static char *cursor_text(const struct node *n, size_t *len)
-{
-	struct tty *t = n->s->tty;
-	struct strbuf b = { 0 };
-	int row = 1, col = 1;
-	bool visible = true;
-
-	if (t && t->term)
-		term_cursor(t->term, &row, &col, &visible);
-	sb_addf(&b, "%d %d %s\n", row, col, visible ? "visible" : "hidden");
-	return sb_take(&b, len);
-}
-
-static const struct fops cursor_ops = { .text = cursor_text };
-
 static char *size_text(const struct node *n, size_t *len)
 {
 	const struct tty *t = n->s->tty;
@@ -295,28 +256,6 @@ static int size_write(fuse_req_t req, struct fh *fh, struct node *n,
 }
 
 static const struct fops size_ops = { .text = size_text, .write = size_write };
-
-static char *title_text(const struct node *n, size_t *len)
-{
-	struct tty *t = n->s->tty;
-	struct strbuf b = { 0 };
-	const char *title = t && t->term ? term_title(t->term) : "";
-
-	if (*title)
-		sb_addf(&b, "%s\n", title);
-	else
-		sb_add(&b, "", 0);
-	return sb_take(&b, len);
-}
-
-static const struct fops title_ops = { .text = title_text };
-
-static char *status_text(const struct node *n, size_t *len)
-{
-	return tty_status(n->s->tty, len);
-}
-
-static const struct fops status_ops = { .text = status_text };
 
 static int ctl_kill(const struct ctl_args *a)
 {
@@ -678,21 +617,36 @@ static const struct fops cast_ops = { .open = cast_file_open,
 				      .read = cast_file_read };
 
 static const struct fent tty_tab[] = {
-	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR },
-	{ "keys", FT_TTYKEYS, FENT_WO, &keys_ops, 0, HOME_DIR },
-	{ "output", FT_TTYOUTPUT, FENT_RO, &output_ops, 0, HOME_DIR },
-	{ "stream", FT_TTYSTREAM, FENT_RO, &stream_ops, 0, HOME_DIR },
-	{ "screen", FT_TTYSCREEN, FENT_RO, &screen_ops, 0, HOME_DIR },
-	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &scrollback_ops, 0,
-	  HOME_DIR },
-	{ "cursor", FT_TTYCURSOR, FENT_RO, &cursor_ops, 0, HOME_DIR },
-	{ "size", FT_TTYSIZE, FENT_RW, &size_ops, 0, HOME_DIR },
-	{ "title", FT_TTYTITLE, FENT_RO, &title_ops, 0, HOME_DIR },
-	{ "status", FT_TTYSTATUS, FENT_RO, &status_ops, 0, HOME_DIR },
-	{ "ctl", FT_TTYCTL, FENT_WO, &ctl_ops, 0, HOME_DIR },
-	{ "expect", FT_TTYEXPECT, FENT_RW, &expect_ops, 0, HOME_DIR },
-	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR },
-	{ "recording.cast", FT_TTYCAST, FENT_RO, &cast_ops, 0, HOME_DIR },
+	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR,
+	  "write raw bytes, as typed (a newline is Enter)" },
+	{ "keys", FT_TTYKEYS, FENT_WO, &keys_ops, 0, HOME_DIR,
+	  "write key names: Enter Tab Esc Up C-c M-x \"text\"..." },
+	{ "output", FT_TTYOUTPUT, FENT_RO, &output_ops, 0, HOME_DIR,
+	  "every byte the terminal printed" },
+	{ "stream", FT_TTYSTREAM, FENT_RO, &stream_ops, 0, HOME_DIR,
+	  "that output as it arrives (tail -f works)" },
+	{ "screen", FT_TTYSCREEN, FENT_RO, &fam_ttyscreen_ops, 0, HOME_DIR,
+	  "what a person would see, one line per row" },
+	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &fam_ttyscrollback_ops, 0, HOME_DIR,
+	  "the lines that scrolled off the top" },
+	{ "cursor", FT_TTYCURSOR, FENT_RO, &fam_ttycursor_ops, 0, HOME_DIR,
+	  "ROW COL visible|hidden" },
+	{ "size", FT_TTYSIZE, FENT_RW, &size_ops, 0, HOME_DIR,
+	  "COLS ROWS; write to resize" },
+	{ "title", FT_TTYTITLE, FENT_RO, &fam_ttytitle_ops, 0, HOME_DIR,
+	  "the window title the program set" },
+	{ "status", FT_TTYSTATUS, FENT_RO, &fam_ttystatus_ops, 0, HOME_DIR,
+	  "state (none running exited), pid, exit, size..." },
+	{ "ctl", FT_TTYCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
+	  "write kill [SIGNAL], restart or clear-scrollback" },
+	{ "expect", FT_TTYEXPECT, FENT_RW, &expect_ops, 0, HOME_DIR,
+	  "write a regex [TIMEOUT_MS]: a read waits for a row of the screen "
+	  "that matches it" },
+	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR,
+	  "a read waits until nothing was printed for 200 ms, then gives the "
+	  "screen" },
+	{ "recording.cast", FT_TTYCAST, FENT_RO, &cast_ops, 0, HOME_DIR,
+	  "its asciicast v2 recording" },
 	{ 0 },
 };
 

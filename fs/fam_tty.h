@@ -7,5 +7,8 @@
 #include "tree.h"
 
 extern const struct fops fam_tty_ops;
+/* The views (fs/fam_ttyview.c), rows of fam_tty_ops's table. */
+extern const struct fops fam_ttyscreen_ops, fam_ttyscrollback_ops,
+	fam_ttycursor_ops, fam_ttytitle_ops, fam_ttystatus_ops;
 
 #endif

@@ -656,7 +656,8 @@ static const struct fops file_fops = { .ll = &files_ops };
 
 static const struct fent files_dyn[] = {
 	/* its real mode comes from the file */
-	{ "", FT_FILE, FENT_RW, &file_fops, 0, HOME_FILE },
+	{ "", FT_FILE, FENT_RW, &file_fops, 0, HOME_FILE,
+	  "its files and directories" },
 	{ 0 },
 };
 

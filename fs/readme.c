@@ -1,40 +1,17 @@
 /*
- * readme.c - the README at the root of the mount: how to use the tree.
+ * readme.c - the README at the root of the mount: how to use the tree,
+ * made from the rows' docs as the tree walks them from the root.
  */
+#include <stdbool.h>
+#include <string.h>
 #include "readme.h"
 
-const char fsn_readme[] =
-	"sessionfs: persistent shell sessions as files\n"
-	"\n"
-	"  sessions/clone        `read id <> sessions/clone`: opened for\n"
-	"                        writing it creates a session and reads its "
-	"id\n"
-	"  sessions/NAME/        mkdir creates a session, rmdir deletes it\n"
-	"    cmd                 write a command; it runs when the process "
-	"that\n"
-	"                        opened it closes it, and that close returns\n"
-	"                        when it has ended\n"
-	"    stdout stderr       the latest run's output so far\n"
-	"    output              stdout and stderr in arrival order\n"
-	"    stream              the latest run's output as it arrives\n"
-	"                        (tail -f works)\n"
-	"    exit                its exit status (a read waits while it runs)\n"
-	"    status result.json  the latest run, as key-value lines / JSON\n"
-	"    cwd                 the working directory (write to change)\n"
-	"    env/NAME            exported variables: write sets, rm unsets\n"
-	"    timeout             default command timeout in ms (0: none,\n"
-	"                        at most 31536000000: 365 days)\n"
-	"    error               recent refusals, one line each\n"
-	"    runs/N/             the history of runs; runs/latest is the "
-	"newest\n"
-	"    contexts/NAME/      code interpreter contexts (python, "
-	"javascript):\n"
-	"                        write code, read result, results/N/png, "
-	"error\n"
-	"    tty/                the session's terminal: write input or keys,\n"
-	"                        read screen, expect (a regex) or quiet\n"
-	"  health metrics        counts for probes and scrapers (metrics in\n"
-	"                        the Prometheus text format)\n"
+/* The column the docs start at, after the indented names, and the
+ * width their words are wrapped at. */
+#define DOC_COL 24
+#define WIDTH	78
+
+static const char example[] =
 	"\n"
 	"Example:\n"
 	"  mkdir sessions/build\n"
@@ -43,3 +20,95 @@ const char fsn_readme[] =
 	"  cat sessions/build/stdout    # 1 from /tmp\n"
 	"  cat sessions/build/exit      # 0\n"
 	"  rmdir sessions/build\n";
+
+struct walk {
+	struct strbuf *b;
+	bool seen[FT_MAX]; /* a type shared by several tables is told once */
+	size_t line;	   /* where the line being made starts */
+};
+
+/* The name a lookup's entry stands for: a run or a result is numbered. */
+static const char *entry_name(const struct fent *fe)
+{
+	if (*fe->name)
+		return fe->name;
+	return fe->home == HOME_RUN || fe->home == HOME_CTXRUN ||
+			       fe->home == HOME_CTXRES ?
+		       "N" :
+		       "NAME";
+}
+
+/* Ends the line of the names with their doc, its words wrapped. */
+static void end_line(struct walk *w, const char *doc)
+{
+	size_t col = w->b->len - w->line;
+
+	if (col + 2 > DOC_COL) {
+		sb_addf(w->b, "\n");
+		col = 0;
+	}
+	sb_addf(w->b, "%*s", (int)(DOC_COL - col), "");
+	col = DOC_COL;
+	while (*doc) {
+		size_t n = strcspn(doc, " ");
+
+		if (col > DOC_COL && col + 1 + n > WIDTH) {
+			sb_addf(w->b, "\n%*s", DOC_COL, "");
+			col = DOC_COL;
+		} else if (col > DOC_COL) {
+			sb_add(w->b, " ", 1);
+			col++;
+		}
+		sb_add(w->b, doc, n);
+		col += n;
+		doc += n + strspn(doc + n, " ");
+	}
+	sb_add(w->b, "\n", 1);
+}
+
+static void walk_tab(struct walk *w, const struct fent *tab, int depth);
+
+static void walk_row(struct walk *w, const struct fent *fe,
+		     const struct fent *next, int depth)
+{
+	bool is_dir = S_ISDIR(fe->mode);
+	bool joined = w->b->len > w->line;
+
+	if (!fe->doc || fe->ft >= FT_MAX || w->seen[fe->ft])
+		return;
+	w->seen[fe->ft] = true;
+	if (!joined) {
+		w->line = w->b->len;
+		sb_addf(w->b, "%*s", 2 + 2 * depth, "");
+	}
+	sb_addf(w->b, "%s%s%s", joined ? " " : "", entry_name(fe),
+		is_dir ? "/" : "");
+	if (next && next->name && next->doc && !is_dir &&
+	    !strcmp(next->doc, fe->doc) && !w->seen[next->ft])
+		return; /* the next row shares this line */
+	end_line(w, fe->doc);
+	w->line = w->b->len;
+	if (is_dir && fe->ops) {
+		walk_tab(w, fe->ops->tab, depth + 1);
+		walk_tab(w, fe->ops->dyn, depth + 1);
+	}
+}
+
+static void walk_tab(struct walk *w, const struct fent *tab, int depth)
+{
+	for (; tab && tab->name; tab++)
+		walk_row(w, tab, tab + 1, depth);
+}
+
+void readme_text(struct strbuf *b, const struct fent *root)
+{
+	struct walk w = { .b = b };
+
+	sb_addf(b, "sessionfs: persistent shell sessions as files\n\n");
+	w.line = b->len;
+	if (root->ops) {
+		walk_tab(&w, root->ops->tab, 0);
+		walk_tab(&w, root->ops->dyn, 0);
+	}
+	sb_add(b, example, strlen(example));
+}

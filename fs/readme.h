@@ -1,9 +1,14 @@
 /*
- * readme.h - the text of the mount's README file.
+ * readme.h - the text of the mount's README file, made from the rows.
  */
 #ifndef SFS_README_H
 #define SFS_README_H
 
-extern const char fsn_readme[];
+#include "sessions/core/strbuf.h"
+#include "tree.h"
+
+/* Adds the README of the tree below root to b: each row's name,
+ * indented by its depth, and its doc. */
+void readme_text(struct strbuf *b, const struct fent *root);
 
 #endif

@@ -134,6 +134,10 @@ struct fent {
 	const struct fops *ops;
 	unsigned flags;	     /* FENT_RUN */
 	enum tree_home home; /* HOME_DIR unless it is an object itself */
+	/* What it is, in one line: the mount's README is made of these
+	 * (fs/readme.c); rows next to each other with the same doc share
+	 * a line there ("stdout stderr"). */
+	const char *doc;
 };
 
 /* What an inode stands for, resolved against the live objects. */

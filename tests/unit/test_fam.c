@@ -7,7 +7,7 @@
 #include "fs/fam.h"
 #include "unit.h"
 
-static struct fent row = { "cmd", FT_CMD, FENT_RW, NULL, 0, HOME_DIR };
+static struct fent row = { "cmd", FT_CMD, FENT_RW, NULL, 0, HOME_DIR, NULL };
 
 static struct fh *fresh(void)
 {

@@ -226,23 +226,23 @@ static const struct fops poll_only_ops = { .readable = never };
 START_TEST(init_refuses_bad_tables)
 {
 	static const struct fent twice[] = {
-		{ "a", FT_README, FENT_RO, &dummy_ops, 0, HOME_DIR },
-		{ "b", FT_README, FENT_RW, &dummy_ops, 0, HOME_DIR },
-		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+		{ "a", FT_README, FENT_RO, &dummy_ops, 0, HOME_DIR, NULL },
+		{ "b", FT_README, FENT_RW, &dummy_ops, 0, HOME_DIR, NULL },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR, NULL },
 	};
 	static const struct fent range[] = {
-		{ "a", FT_MAX, FENT_RO, &dummy_ops, 0, HOME_DIR },
-		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+		{ "a", FT_MAX, FENT_RO, &dummy_ops, 0, HOME_DIR, NULL },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR, NULL },
 	};
 	static const struct fent poll[] = {
-		{ "a", FT_STREAM, FENT_RO, &poll_only_ops, 0, HOME_DIR },
-		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR },
+		{ "a", FT_STREAM, FENT_RO, &poll_only_ops, 0, HOME_DIR, NULL },
+		{ NULL, FT_NONE, 0, NULL, 0, HOME_DIR, NULL },
 	};
 	static const struct fops o1 = { .tab = twice }, o2 = { .tab = range },
 				 o3 = { .tab = poll };
-	const struct fent r1 = { "", FT_ROOT, FENT_DIR, &o1, 0, HOME_TOP };
-	const struct fent r2 = { "", FT_ROOT, FENT_DIR, &o2, 0, HOME_TOP };
-	const struct fent r3 = { "", FT_ROOT, FENT_DIR, &o3, 0, HOME_TOP };
+	const struct fent r1 = { "", FT_ROOT, FENT_DIR, &o1, 0, HOME_TOP, NULL };
+	const struct fent r2 = { "", FT_ROOT, FENT_DIR, &o2, 0, HOME_TOP, NULL };
+	const struct fent r3 = { "", FT_ROOT, FENT_DIR, &o3, 0, HOME_TOP, NULL };
 
 	ck_assert_int_eq(tree_init(&r1), -EINVAL);
 	ck_assert_int_eq(tree_init(&r2), -EINVAL);
