@@ -350,7 +350,7 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	int drv = shell_load_driver();
 	struct creds_plan cr;
 	struct spawn *sp;
-	char *argv[64], prog[PATH_MAX];
+	char *argv[64];
 	pid_t pid;
 
 	if (drv < 0)
@@ -362,7 +362,7 @@ static pid_t spawn_on(const char *bash, const struct shell_who *w, char **envp,
 	if (pid < 0)
 		return pid;
 	make_argv(argv, arg);
-	bash = shell_program(bash, w->uid, prog, sizeof(prog));
+	bash = shell_program(bash, w->uid);
 	sp = bash ? pack(bash, argv, &cr, w->cwd) : NULL;
 	creds_plan_free(&cr);
 	if (!sp)

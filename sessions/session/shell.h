@@ -115,8 +115,8 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
  * when it cannot be made (then no such shell starts). */
 void shell_copy_program(void);
 /* The program uid's shell execs: bash for the daemon's own user, else the
- * copy shell_copy_program made (path in buf); NULL without it (logged). */
-const char *shell_program(const char *bash, uid_t uid, char *buf, size_t len);
+ * copy shell_copy_program made; NULL without it (logged). */
+const char *shell_program(const char *bash, uid_t uid);
 bool shell_cwd_fallback(const char *cwd);
 /* The end of a forked child of a process or the terminal, its 0-2 set:
  * closes every other descriptor but why (execerr.h), becomes uid and

@@ -109,25 +109,28 @@ int shell_load_driver(void)
 	return fd;
 }
 
-/* The program of uid's shell: for an owner other than the daemon's user,
- * a copy of bash that no user may read (mode 0111, root's, rtdir.h).
+/* The program of a shell of an owner other than the daemon's user: a
+ * copy of bash that no user may read (mode 0111, root's, rtdir.h).
  * The kernel makes a process that execs a file it may not read not
  * dumpable from the exec on, so no process of the owner's can trace the
  * new shell or open its /proc files before its driver has made it so
  * itself (PR_SET_DUMPABLE), a window in which a tracer could keep it
- * dumpable and then open its pipes. The copy is made at the daemon's
- * start (shell_load_driver), before any user can fill the runtime
- * directory; without it no such shell starts (NULL, logged): bash
- * itself would open that window again. */
-const char *shell_program(const char *bash, uid_t uid, char *buf, size_t len)
+ * dumpable and then open its pipes. The copy is made once, at the
+ * daemon's start (shell_copy_program), before any user can fill the
+ * runtime directory; without it (NULL, logged; tried again at the next
+ * such start) no such shell starts: bash itself would open that window
+ * again. Returns its path. */
+static const char *exec_only(const char *bash)
 {
+	static char path[PATH_MAX];
 	int rc;
 
-	if (uid == geteuid())
-		return bash;
-	rc = rtdir_copy(bash, "bash", 0111, buf, len);
+	if (path[0])
+		return path;
+	rc = rtdir_copy(bash, "bash", 0111, path, sizeof(path));
 	if (rc == 0)
-		return buf;
+		return path;
+	path[0] = '\0';
 	log_msg(LOG_ERR,
 		"cannot copy %s into the runtime directory (%s): no shell of "
 		"another user starts",
@@ -135,15 +138,13 @@ const char *shell_program(const char *bash, uid_t uid, char *buf, size_t len)
 	return NULL;
 }
 
+const char *shell_program(const char *bash, uid_t uid)
+{
+	return uid == geteuid() ? bash : exec_only(bash);
+}
+
 void shell_copy_program(void)
 {
-	char path[PATH_MAX];
-	int rc = rtdir_copy(conf.shell, "bash", 0111, path, sizeof(path));
-
-	if (rc < 0)
-		log_msg(LOG_ERR,
-			"cannot copy %s into the runtime directory (%s): no "
-			"shell of another user starts",
-			conf.shell, strerror(-rc));
+	exec_only(conf.shell);
 }
 
