@@ -173,6 +173,18 @@ sfs_uid_pids() {
 	return 0
 }
 
+# sfs_sweep_users REGEX: removes the users made by runs of this test that
+# were killed before their EXIT trap: names matching REGEX end in the pid
+# of their run, which no longer runs this test
+sfs_sweep_users() {
+	local name
+	for name in $(getent passwd | cut -d: -f1 | grep -E "$1"); do
+		tr '\0' ' ' <"/proc/${name##*_}/cmdline" 2>/dev/null | grep -q "$SFS_TEST" && continue
+		userdel -f "$name" >/dev/null 2>&1 && note "removed the stale user $name"
+	done
+	return 0
+}
+
 # sfs_build_pll OUT: libfuse's passthrough_ll, built from ../shared/
 # thirdparty (next to the main checkout, or to a worktree's parent) as
 # OUT, mode 0755; fails when it cannot be built here

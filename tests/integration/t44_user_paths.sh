@@ -58,11 +58,7 @@ t44_cleanup() {
 }
 trap t44_cleanup EXIT
 
-# users of t44 runs that were killed before their EXIT trap
-for name in $(getent passwd | cut -d: -f1 | grep -E '^sfsp_[0-9]+$'); do
-	tr '\0' ' ' <"/proc/${name#sfsp_}/cmdline" 2>/dev/null | grep -q t44_user_paths && continue
-	userdel -f "$name" >/dev/null 2>&1 && note "removed the stale user $name"
-done
+sfs_sweep_users '^sfsp_[0-9]+$' # users of t44 runs killed before their EXIT trap
 if useradd -M -d /nonexistent -s /bin/bash -U "$U" 2>"$SFS_TMP/useradd.err"; then
 	USER_MADE=$U
 	pass "useradd $U"

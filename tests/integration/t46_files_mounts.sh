@@ -57,11 +57,7 @@ t46_cleanup() {
 }
 trap t46_cleanup EXIT
 
-# users of t46 runs that were killed before their EXIT trap
-for name in $(getent passwd | cut -d: -f1 | grep -E '^sfs[mv]_[0-9]+$'); do
-	tr '\0' ' ' <"/proc/${name#sfs?_}/cmdline" 2>/dev/null | grep -q t46_files_mounts && continue
-	userdel -f "$name" >/dev/null 2>&1 && note "removed the stale user $name"
-done
+sfs_sweep_users '^sfs[mv]_[0-9]+$' # users of t46 runs killed before their EXIT trap
 for name in "$U" "$V"; do
 	if useradd -M -d /nonexistent -s /bin/bash -U "$name" 2>"$SFS_TMP/useradd.err"; then
 		USERS_MADE+=("$name")
