@@ -16,6 +16,8 @@
 #define FAM_ENTRY_TTL 60.0 /* names that never change meaning */
 
 /* An open file. */
+struct state_w;
+
 struct fh {
 	const struct fent *fe; /* its row */
 	uint64_t sid;	       /* its session's id (0: none) */
@@ -48,6 +50,10 @@ struct fh {
 	struct list link; /* every open file (fh_free_all) */
 	void *priv;	  /* a family's own state of the open file */
 	void (*priv_free)(void *priv);
+	/* Writes priv's fields into the open object of the open file, for
+	 * its row's priv_restore in the next program (tree.h). NULL: priv
+	 * is not kept (the restored file has none). */
+	void (*priv_save)(const void *priv, struct state_w *w);
 };
 
 static inline struct fh *fh_of(const struct fuse_file_info *fi)
