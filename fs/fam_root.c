@@ -50,16 +50,17 @@ static const struct ctl_verb ctl_verbs[] = {
 };
 
 /* Checks every line of buf: true when all are verbs (or empty); *any
- * counts the killall lines, and *up gets an upgrade line's arguments. */
+ * counts the killall lines, *upgrade the upgrade lines, and *up gets an
+ * upgrade line's arguments. */
 static bool parse_lines(const char *buf, size_t size, unsigned *any,
-			struct ctl_args *up, bool *upgrade)
+			struct ctl_args *up, unsigned *upgrade)
 {
 	struct ctl_args a;
 	size_t start = 0;
 	char usage[64];
 
 	*any = 0;
-	*upgrade = false;
+	*upgrade = 0;
 	for (size_t i = 0; i <= size; i++) {
 		const struct ctl_verb *v;
 
@@ -76,7 +77,7 @@ static bool parse_lines(const char *buf, size_t size, unsigned *any,
 			return false;
 		}
 		if (v && v == &ctl_verbs[1]) {
-			*upgrade = true;
+			(*upgrade)++;
 			*up = a;
 		} else if (v) {
 			(*any)++;
@@ -94,16 +95,19 @@ static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 {
 	struct write_wait *w;
 	struct ctl_args up;
-	unsigned killall;
-	bool upgrade;
+	unsigned killall, upgrade;
 	int rc;
 
 	(void)off;
 	(void)n;
 	if (!parse_lines(buf, size, &killall, &up, &upgrade))
 		return -EINVAL;
-	if (upgrade && killall)
+	/* one program replaces this one: a second upgrade, or a killall
+	 * that the first would cut short, has no meaning in the same write */
+	if (upgrade && (killall || upgrade > 1)) {
+		log_msg(LOG_WARNING, "ctl: upgrade must be alone in its write");
 		return -EINVAL;
+	}
 	if (upgrade) {
 		log_msg(LOG_NOTICE, "ctl: upgrade%s%.*s", up.plen ? " " : "",
 			(int)up.plen, up.path ? up.path : "");
