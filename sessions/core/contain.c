@@ -501,3 +501,9 @@ void contain_restore(const struct state_r *o)
 	if (base_fd >= 0 && watchdog_fd < 0)
 		contain_watchdog();
 }
+
+void contain_readopt(struct contain *c)
+{
+	c->parent_dfd = base_fd;
+	c->nested = false;
+}

@@ -73,5 +73,9 @@ struct state_w;
 struct state_r;
 void contain_save(struct state_w *w);
 void contain_restore(const struct state_r *o);
+/* A session's containment made again from the state (its directory's
+ * descriptor handed over): it is in this instance's cgroup again, so
+ * that its rmdir finds it. */
+void contain_readopt(struct contain *c);
 
 #endif

@@ -225,7 +225,7 @@ static void restore_shell(struct sess *s, const struct state_r *o)
 	s->fifo.o = state_get_fd(o, K_FIFO_O);
 	s->fifo.e = state_get_fd(o, K_FIFO_E);
 	s->cg.dfd = state_get_fd(o, K_CG_DFD);
-	s->cg.parent_dfd = -1;
+	contain_readopt(&s->cg);
 	snprintf(s->cg.name, sizeof(s->cg.name), "%s", cg ? cg : "");
 	free(cg);
 	s->cg.sid = (pid_t)state_get_i64(o, K_CG_SID, 0);
