@@ -495,6 +495,16 @@ bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
 	return true;
 }
 
+/* A close by the opener while the run an earlier close of it started
+ * goes on waits for its end too: an upgrade in place does not keep the
+ * close that waited, the kernel sends it again, and it must wait again
+ * (not return at once with the run half done). */
+static bool cmd_waits(fuse_req_t req, const struct fh *fh)
+{
+	return req && fh->started && fh->r && !fh->werr &&
+	       fam_by_opener(req, fh);
+}
+
 int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
 		  bool (*retry)(struct park *),
 		  void (*interrupted)(struct park *))
@@ -502,11 +512,13 @@ int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
 	struct park how;
 	int rc;
 
-	if (!fam_cmd_starts(req, fh))
+	if (fam_cmd_starts(req, fh)) {
+		rc = start(fh);
+		if (rc < 0)
+			return rc;
+	} else if (!cmd_waits(req, fh)) {
 		return -fh->werr;
-	rc = start(fh);
-	if (rc < 0)
-		return rc;
+	}
 	how = (struct park){
 		.req = req, .fh = fh, .retry = retry, .interrupted = interrupted
 	};
