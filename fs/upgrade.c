@@ -458,7 +458,9 @@ void upgrade_unmount(void)
 	pid_t pid;
 
 	if (geteuid() == 0) {
-		if (umount2(up.mnt, MNT_DETACH) < 0)
+		/* EINVAL: unmounted already (fusermount3 -u ended the
+		 * service), as libfuse's own unmount lets be */
+		if (umount2(up.mnt, MNT_DETACH) < 0 && errno != EINVAL)
 			log_msg(LOG_WARNING, "unmount %s: %m", up.mnt);
 		return;
 	}
