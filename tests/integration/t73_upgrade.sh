@@ -96,7 +96,7 @@ for d; do
 done' _ "${GEN[@]}" >"$1" 2>&1
 }
 # files_all OUT: files of every generic session and of the history one,
-# read only (no run)
+# and the inode numbers of sessions, runs and procs, read only (no run)
 files_all() {
 	timeout -k 2 60 bash -c '
 h=$1
@@ -105,7 +105,10 @@ for d; do
 	printf "== %s\n" "${d##*/}"
 	for f in cwd timeout env/SV error exit; do printf "%s: %s\n" "$f" "$(<"$d/$f")"; done
 done
-ls "$h/runs"
+ls -i "$h/runs"
+# the inode numbers are the objects ids, which the upgrade keeps
+ls -i "${h%/*}" "${h%/*}/p/procs" "${h%/*}/n/runs"
+stat -c "%i %n" "$h/runs/1/stdout" "$h/env" "$h/cmd"
 for r in 1 2 3 hnamed; do
 	for f in cmd exit stdout stderr status result.json; do printf "%s/%s: %s\n" "$r" "$f" "$(<"$h/runs/$r/$f")"; done
 done' _ "$MNT/sessions/h" "${GEN[@]}" >"$1" 2>&1
@@ -125,9 +128,6 @@ assert_true "g01's probe shows its state" "it gave $(grep '^g01|' "$SFS_TMP/prob
 	grep -qxF "g01|v01|f01|alias al='echo al01'|pipefail on|$WD/d01|$(grep -o '|[0-9]*|sv01|' "$SFS_TMP/probe.0" | cut -d'|' -f2)|sv01|rv-root" "$SFS_TMP/probe.0"
 assert_eq "$NGEN" "$(grep -cE '^g[0-9]+\|v[0-9]+\|f[0-9]+\|alias al=.*\|pipefail on\|/.*\|[0-9]+\|sv[0-9]+\|rv-root$' "$SFS_TMP/probe.0")" \
 	"every generic session's probe shows its state"
-files_all "$SFS_TMP/files.0"
-assert_true "the files of every session read" "$(head -c 300 "$SFS_TMP/files.0")" \
-	bash -c '! grep -q "No such" "$1" && grep -q "^error: .*bogus-92" "$1" && grep -q "^3/stdout: three" "$1"' _ "$SFS_TMP/files.0"
 
 # 1..1000 with a stream reader and a blocked reader of exit; the run
 # waits at 900 until the upgrades are over, so that it spans them
@@ -222,6 +222,9 @@ LOOP=$!
 SFS_BG_PIDS+=("$LOOP")
 check "the consumer and the client loop run" sfs_until 20 test -s "$SFS_TMP/cons.n" -a -s "$SFS_TMP/loop.n"
 
+files_all "$SFS_TMP/files.0"
+assert_true "the files of every session read" "$(head -c 300 "$SFS_TMP/files.0")" \
+	bash -c '! grep -q "No such" "$1" && grep -q "^error: .*bogus-92" "$1" && grep -q "^3/stdout: three" "$1"' _ "$SFS_TMP/files.0"
 note "set up in $(($(now_ms) - START)) ms"
 
 # ---------------------------------------------------------------- refusals
@@ -254,7 +257,7 @@ all_alive() { # PID...: every one runs
 cmp_state() { # K: every item is as before upgrade 1
 	local k=$1 c0 n0
 	files_all "$SFS_TMP/files.$k"
-	assert_true "upgrade $k: files of every session and the history the same" \
+	assert_true "upgrade $k: files of every session, the history and the inode numbers the same" \
 		"$(diff "$SFS_TMP/files.0" "$SFS_TMP/files.$k" | head -c 400 | tr '\n' ' ')" \
 		cmp -s "$SFS_TMP/files.0" "$SFS_TMP/files.$k"
 	probe_all "$SFS_TMP/probe.$k"
