@@ -71,9 +71,13 @@ uint64_t objs_add(enum obj_kind kind, void *ptr)
 	return id;
 }
 
+static struct slot *find(uint64_t id);
+
 void objs_reuse(uint64_t id)
 {
-	if (id == 0 || id == TOMB)
+	/* an id in use (a state that names it twice): a fresh one instead,
+	 * never two objects under one id */
+	if (id == 0 || id == TOMB || find(id))
 		return;
 	if (next_id > high_id)
 		high_id = next_id;

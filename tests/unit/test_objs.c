@@ -1,4 +1,5 @@
-/* test_objs.c - the id -> object table: add, get, del, growth, tombstones. */
+/* test_objs.c - the id -> object table: add, get, del, growth, tombstones,
+ * ids reused by an upgrade. */
 #include <stdint.h>
 #include "sessions/core/objs.h"
 #include "unit.h"
@@ -205,6 +206,25 @@ START_TEST(waves)
 }
 END_TEST
 
+/* An upgrade makes objects again with their ids; an id named twice, or
+ * one in use, gets a fresh id rather than a second object under it. */
+START_TEST(reuse)
+{
+	uint64_t a = objs_add(OBJ_SESS, &pool[10]), b, c, d;
+
+	objs_reuse(a + 1000);
+	b = objs_add(OBJ_RUN, &pool[11]);
+	ck_assert_uint_eq(b, a + 1000);
+	objs_reuse(b);
+	c = objs_add(OBJ_RUN, &pool[12]);
+	ck_assert_uint_ne(c, b);
+	ck_assert_ptr_eq(objs_get(b, OBJ_RUN), &pool[11]);
+	ck_assert_ptr_eq(objs_get(c, OBJ_RUN), &pool[12]);
+	d = objs_add(OBJ_RUN, &pool[13]);
+	ck_assert(d > b && d != c); /* fresh ids above every reused one */
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("objs");
@@ -216,6 +236,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, tombstone_id);
 	tcase_add_test(tc, del);
 	tcase_add_test(tc, null_ptr);
+	tcase_add_test(tc, reuse);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("volume");
 	tcase_set_timeout(tc, 30);
