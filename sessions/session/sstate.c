@@ -343,15 +343,19 @@ int sstate_restore(const struct state_r *layer)
 	struct state_r o;
 	size_t pos = 0;
 	uint16_t k;
+	unsigned n = 0;
 
 	env_restore_root(layer);
 	while (state_next(layer, &pos, &k, &o) == 1) {
 		struct sess *s = k == SSTATE_SESS ? restore_sess(&o) : NULL;
 
+		/* debug: a line each is a write each, in the upgrade's pause */
 		if (s)
-			log_msg(LOG_INFO, "session %s: taken over, shell %ld",
+			log_msg(LOG_DEBUG, "session %s: taken over, shell %ld",
 				s->name, (long)s->pid);
+		n += s != NULL;
 	}
+	log_msg(LOG_INFO, "%u sessions taken over", n);
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		runs_resume(s);
 	return 0;
