@@ -6,7 +6,7 @@
 # Not part of tests/run.sh.
 #
 # Usage: tests/fuzz.sh [NAME...]   (names: ctl names env export frame conf
-#                                  ctxframe keys term)
+#                                  ctxframe keys term state)
 #   FUZZ_SECONDS  time per harness (default 30)
 #   FUZZ_BUILD    build directory (default build-fuzz)
 #   FUZZ_COVERAGE=1  then replays every corpus in a build with clang's
@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 seconds=${FUZZ_SECONDS:-30}
 dir=${FUZZ_BUILD:-build-fuzz}
-all=(ctl names env export frame conf ctxframe keys term)
+all=(ctl names env export frame conf ctxframe keys term state)
 [ $# -gt 0 ] && all=("$@")
 
 # Whether clang links a fuzzer (its libFuzzer runtime is installed).
