@@ -98,6 +98,9 @@ static int start(const char *bash, const struct shell_who *w, char **envp)
 	pid_t pid;
 	int rc;
 
+	/* the directory of a template an upgrade in place left (it ended
+	 * with the old program, which the state does not carry it over) */
+	rtdir_remove(TMPL_NAME);
 	t.dirfd = rtdir_make(TMPL_NAME, t.dir, sizeof(t.dir));
 	if (t.dirfd < 0)
 		return t.dirfd;
