@@ -507,3 +507,9 @@ void contain_readopt(struct contain *c)
 	c->parent_dfd = base_fd;
 	c->nested = false;
 }
+
+void contain_remove_left(const char *name)
+{
+	if (base_fd >= 0)
+		remove_stale(base_fd, name);
+}

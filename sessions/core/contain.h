@@ -77,5 +77,8 @@ void contain_restore(const struct state_r *o);
  * descriptor handed over): it is in this instance's cgroup again, so
  * that its rmdir finds it. */
 void contain_readopt(struct contain *c);
+/* Kills what is left in the instance's cgroup name and removes it (what
+ * the previous program of an upgrade left). */
+void contain_remove_left(const char *name);
 
 #endif

@@ -231,6 +231,11 @@ void sess_make_ahead(const struct sess *made)
 		       NULL);
 }
 
+uint64_t sess_ahead_id(void)
+{
+	return ahead ? ahead->id : 0;
+}
+
 /* The session made ahead, if it is uid:gid's and root env/ has not
  * changed since (one out of date is ended). */
 static struct sess *take_ahead(uid_t uid, gid_t gid)

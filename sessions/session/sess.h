@@ -105,6 +105,9 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
  * soon after made (just created by a mkdir) has its first run going:
  * sess_create takes it. The one made ahead for another owner is ended. */
 void sess_make_ahead(const struct sess *made);
+/* The id of the session made ahead (0: none): an upgrade in place does
+ * not carry it over, and the next program removes what it left. */
+uint64_t sess_ahead_id(void);
 struct sess *sess_find(const char *name);
 struct sess *sess_get(uint64_t id);
 /* Iteration over sessions in creation order. */
