@@ -363,6 +363,25 @@ assert_true "rmdir of sessions after the upgrades removes their cgroups" \
 	"$(grep 'rmdir cgroup' "$SFS_TMP/daemon.log" | head -n 2 | tr '\n' ' ')" \
 	bash -c '! grep -q "rmdir cgroup" "$1"' _ "$SFS_TMP/daemon.log"
 GEN=("${GEN[@]:0:80}")
+# what an old program had and did not hand over, its template shell and
+# the session it made ahead: the template serves again (a new session's
+# shell is its fork, whose command line is the template's), and the
+# cgroup of the session made ahead is gone (one per upgrade was left)
+check "a session made after the upgrades" sfs_mkdir "$MNT/sessions/z"
+zpid=$(sfs_run_out "$MNT/sessions/z" 'echo $$')
+assert_true "its shell is a fork of the template again" "its command line: $(tr '\0' ' ' <"/proc/$zpid/cmdline" 2>/dev/null)" \
+	grep -qzx -e --template "/proc/$zpid/cmdline"
+cgdir=$(sed -n 's/^sessionfs: info: sessions are contained in //p' "$SFS_TMP/daemon.log" | head -n 1)
+if [ -d "$cgdir" ]; then
+	nsess=$(timeout 5 ls "$MNT/sessions" | grep -vcx clone)
+	# each session's cgroup, and one of a session made ahead at most
+	cg_count() { find "$cgdir" -mindepth 1 -maxdepth 1 -type d -name 's[0-9]*' | wc -l; }
+	sfs_until 5 bash -c '[ "$(find "$1" -mindepth 1 -maxdepth 1 -type d -name "s[0-9]*" | wc -l)" -le "$2" ]' _ "$cgdir" "$((nsess + 1))"
+	assert_true "no cgroup left by the old programs" "$(cg_count) cgroups for $nsess sessions" \
+		test "$(cg_count)" -le "$((nsess + 1))"
+else
+	note "no cgroup of the instance found: the cgroups are not checked"
+fi
 head -n 80 "$SFS_TMP/probe.0" >"$SFS_TMP/probe.80"
 mv "$SFS_TMP/probe.80" "$SFS_TMP/probe.0"
 probe_all "$SFS_TMP/probe.end"
