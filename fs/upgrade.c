@@ -15,8 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fam.h"
+#include "sessions/core/contain.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
+#include "sessions/session/rtdir.h"
+#include "sessions/session/sess.h"
 #include "sessions/session/sstate.h"
 #include "upgrade.h"
 
@@ -28,8 +31,9 @@
  * from 1 in steps of 2, and bit 63 marks a resent one). */
 #define REPLAY_UNIQUE 0x7ffffffffffffff0ULL
 #define CHECK_MS      5000 /* the new program's check of the state */
+#define LEFT_MS	      1000 /* what the old program left goes this much later */
 
-enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT };
+enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_AHEAD };
 
 static struct {
 	struct fuse_session *se;
@@ -45,6 +49,8 @@ static struct {
 	size_t req_size;
 	char path[4096];
 	struct loop_timer timer;
+	struct loop_timer left_timer;
+	char left[32]; /* the old program's session made ahead: "sID" */
 	bool resumed;
 	unsigned long count;
 	void *bytes; /* the next program: the state read */
@@ -114,6 +120,7 @@ static int save(struct state_w *w)
 	state_put_u64(w, F_UNIQUE, up.req_unique);
 	state_put_u64(w, F_SIZE, up.req_size);
 	state_put_u64(w, F_COUNT, up.count + 1);
+	state_put_u64(w, F_AHEAD, sess_ahead_id());
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	rc = state_w_bytes(w, &p, &len);
@@ -337,6 +344,27 @@ static void answer_and_resend(int fd, const struct state_r *fs)
 		log_msg(LOG_ERR, "upgrade: FUSE_NOTIFY_RESEND: %m");
 }
 
+/* The session the old program had made ahead is not carried over: its
+ * shell ends with the old program (its pipes were close-on-exec), and its
+ * cgroup and directory go a moment later, out of the upgrade's pause. */
+static void remove_left(struct loop_timer *t)
+{
+	(void)t;
+	contain_remove_left(up.left);
+	rtdir_remove(up.left);
+}
+
+static void remove_left_later(const struct state_r *fs)
+{
+	uint64_t id = state_get_u64(fs, F_AHEAD, 0);
+
+	if (id == 0 || sess_get(id))
+		return;
+	snprintf(up.left, sizeof(up.left), "s%llu", (unsigned long long)id);
+	loop_timer_add(&up.left_timer, loop_now_ms() + LEFT_MS, remove_left,
+		       NULL);
+}
+
 int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 {
 	struct state_r fs;
@@ -353,6 +381,7 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 	if (rc < 0)
 		return rc;
 	answer_and_resend(fuse_session_fd(se), &fs);
+	remove_left_later(&fs);
 	log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this mount)",
 		up.count);
 	return 0;

@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "sessions/core/log.h"
-#include "sessions/core/loop.h"
 #include "sessions/core/names.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/driver.h"
@@ -57,13 +56,10 @@ enum {
 	K_ERR_LINE,
 	K_RTDIR, /* objects of the layer */
 	K_CONTAIN,
-	K_AHEAD, /* a field of the layer: the session made ahead's id */
 	/* fields of a session's run object beyond runstate's */
 	K_RUN_QUEUED = RUNSTATE_KEY_MAX,
 	K_RUN_ACTIVE,
 };
-
-#define LEFT_MS 1000 /* what the old program left goes this much later */
 
 int sstate_busy(void)
 {
@@ -166,7 +162,6 @@ void sstate_save(struct state_w *w)
 	contain_save(w);
 	state_close(w);
 	env_save_root(w);
-	state_put_u64(w, K_AHEAD, sess_ahead_id());
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		save_sess(s, w);
 	state_close(w);
@@ -343,30 +338,6 @@ int sstate_restore_dirs(const struct state_r *layer)
 	return rc;
 }
 
-/* The session the old program had made ahead is not carried over: its
- * shell ends with the old program (its pipes were close-on-exec), and its
- * cgroup and directory go a moment later, out of the upgrade's pause. */
-static struct loop_timer left_timer;
-static char left_name[32];
-
-static void remove_left(struct loop_timer *t)
-{
-	(void)t;
-	contain_remove_left(left_name);
-	rtdir_remove(left_name);
-}
-
-static void remove_left_later(const struct state_r *layer)
-{
-	uint64_t id = state_get_u64(layer, K_AHEAD, 0);
-
-	if (id == 0 || sess_get(id))
-		return;
-	snprintf(left_name, sizeof(left_name), "s%llu", (unsigned long long)id);
-	loop_timer_add(&left_timer, loop_now_ms() + LEFT_MS, remove_left,
-		       NULL);
-}
-
 int sstate_restore(const struct state_r *layer)
 {
 	struct state_r o;
@@ -385,7 +356,6 @@ int sstate_restore(const struct state_r *layer)
 		n += s != NULL;
 	}
 	log_msg(LOG_INFO, "%u sessions taken over", n);
-	remove_left_later(layer);
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		runs_resume(s);
 	return 0;
