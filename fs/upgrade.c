@@ -33,7 +33,7 @@
 #define CHECK_MS      5000 /* the new program's check of the state */
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
-enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_AHEAD };
+enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_AHEAD, F_NEXT_ID };
 
 static struct {
 	struct fuse_session *se;
@@ -121,6 +121,7 @@ static int save(struct state_w *w)
 	state_put_u64(w, F_SIZE, up.req_size);
 	state_put_u64(w, F_COUNT, up.count + 1);
 	state_put_u64(w, F_AHEAD, sess_ahead_id());
+	state_put_u64(w, F_NEXT_ID, objs_next());
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	rc = state_w_bytes(w, &p, &len);
@@ -466,6 +467,7 @@ int upgrade_args(int *argc, char **argv, int *resume_fd)
 int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 {
 	char dev[32];
+	struct state_r fs;
 	int rc = upgrade_load(fd, root), fuse_fd;
 
 	if (rc < 0) {
@@ -474,6 +476,8 @@ int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 		return 1;
 	}
 	fuse_fd = upgrade_fuse_fd(root);
+	if (state_obj(root, UPK_FS, &fs)) /* before any object is made */
+		objs_floor(state_get_u64(&fs, F_NEXT_ID, 0));
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
 	if (fuse_fd < 0 || fuse_session_mount(se, dev) != 0) {
 		log_msg(LOG_ERR, "upgrade: no /dev/fuse handed over");

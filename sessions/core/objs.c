@@ -86,6 +86,19 @@ void objs_reuse(uint64_t id)
 		high_id = id + 1;
 }
 
+uint64_t objs_next(void)
+{
+	return next_id > high_id ? next_id : high_id;
+}
+
+void objs_floor(uint64_t id)
+{
+	if (id > high_id)
+		high_id = id;
+	if (id > next_id)
+		next_id = id;
+}
+
 static struct slot *find(uint64_t id)
 {
 	size_t i;

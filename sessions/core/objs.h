@@ -27,6 +27,12 @@ uint64_t objs_add(enum obj_kind kind, void *ptr);
  * the id its inodes carry); ids after the restore start above every id
  * seen. */
 void objs_reuse(uint64_t id);
+/* The id the next fresh object would get; and, in the next program of an
+ * upgrade, no fresh id below it: an id the old program gave (an object
+ * since deleted, whose inode the kernel may still know) is not given
+ * again to another. */
+uint64_t objs_next(void);
+void objs_floor(uint64_t id);
 void objs_del(uint64_t id);
 /* Gives id another kind and object (an object made under OBJ_NONE, that
  * no lookup finds, becomes what it is). */

@@ -225,6 +225,23 @@ START_TEST(reuse)
 }
 END_TEST
 
+/* The next program of an upgrade gives no fresh id the old one gave. */
+START_TEST(id_floor)
+{
+	uint64_t a = objs_add(OBJ_SESS, &pool[20]), b, c;
+
+	ck_assert_uint_eq(objs_next(), a + 1);
+	objs_floor(a + 500);
+	objs_reuse(a + 7); /* an object made again below the floor */
+	b = objs_add(OBJ_RUN, &pool[21]);
+	ck_assert_uint_eq(b, a + 7);
+	c = objs_add(OBJ_RUN, &pool[22]);
+	ck_assert_uint_ge(c, a + 500);
+	objs_floor(a); /* a floor below changes nothing */
+	ck_assert_uint_gt(objs_add(OBJ_RUN, &pool[23]), c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("objs");
@@ -237,6 +254,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, del);
 	tcase_add_test(tc, null_ptr);
 	tcase_add_test(tc, reuse);
+	tcase_add_test(tc, id_floor);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("volume");
 	tcase_set_timeout(tc, 30);
