@@ -384,6 +384,18 @@ else
 fi
 head -n 80 "$SFS_TMP/probe.0" >"$SFS_TMP/probe.80"
 mv "$SFS_TMP/probe.80" "$SFS_TMP/probe.0"
+# ids (inode numbers) go on from where the old program was: a session
+# deleted just before an upgrade does not lend its number to the next
+check "mkdir sessions/gone" sfs_mkdir "$MNT/sessions/gone"
+gone_ino=$(stat -c %i "$MNT/sessions/gone")
+check "rmdir sessions/gone" timeout 10 rmdir "$MNT/sessions/gone"
+assert_eq 0 "$(w1 "$MNT/ctl" $'upgrade\n' >/dev/null 2>&1; echo $?)" "upgrade 6: the write succeeds"
+UPGRADES=6
+check "upgrade 6: the new program serves" sfs_until 10 served 6
+check "mkdir sessions/next" sfs_mkdir "$MNT/sessions/next"
+next_ino=$(stat -c %i "$MNT/sessions/next")
+assert_true "upgrade 6: a new session's inode is above the deleted one's" "$next_ino after $gone_ino" \
+	test "$next_ino" -gt "$gone_ino"
 probe_all "$SFS_TMP/probe.end"
 assert_true "after: every shell the same" "$(diff "$SFS_TMP/probe.0" "$SFS_TMP/probe.end" | head -c 300 | tr '\n' ' ')" \
 	cmp -s "$SFS_TMP/probe.0" "$SFS_TMP/probe.end"
