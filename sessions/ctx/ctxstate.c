@@ -362,6 +362,8 @@ static void lose_interp(struct ctx *c, long pid)
 	c->kill_stage = 0;
 	if (!pid)
 		return;
+	/* without a cgroup, its session (it made one) is what is left */
+	c->cg.sid = (pid_t)pid;
 	contain_kill(&c->cg);
 	c->count = 0;
 	c->restart = c->ready = c->intr_pending = false;
