@@ -283,6 +283,8 @@ static void restore_record(struct ctx *c, struct run *r,
 
 	state_obj(o, X_REC, &rec);
 	rc = ctx_exec_restore(r->cx, &rec, &res_ids);
+	for (size_t i = 0; i < r->cx->nres; i++)
+		r->cx->res[i]->owner = r; /* results/N finds its execution */
 	if (rc == 0)
 		return;
 	ctx_exec_free(r->cx, objs_del);
