@@ -100,7 +100,7 @@ static void setup(void)
 	conf.kill_grace_ms = 300;
 	shell_set_driver(SFS_TEST_DRIVER);
 	ck_assert_int_eq(loop_init(), 0);
-	ck_assert_int_eq(sess_init(), 0);
+	ck_assert_int_eq(sess_init(NULL), 0);
 	ck_assert_int_eq(sess_create("c", getuid(), getgid(), &S), 0);
 }
 
