@@ -10,7 +10,9 @@
 # same bytes and results/ and env/ the same inodes; a reader that has
 # read a part of result.json before the upgrade (a finished execution's,
 # and a running one's, whose copy was taken before its result) reads the
-# rest of the same copy after it; and the contexts go on taking code.
+# rest of the same copy after it; and the contexts go on taking code. A
+# session's run across the same upgrade: its writer's close returns once
+# the run has ended (the kernel sends the waiting close again).
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -116,6 +118,12 @@ reader "$P/runs/3/result.json" "$SFS_TMP/json.running" "$FLAG"
 R_RUN=$READER
 check "the second reader has read a part" sfs_until 10 has_bytes "$SFS_TMP/json.running" 64
 
+# a session's run across it too: its writer's close waits the same way
+check "a first run" sfs_run "$S" true
+sfs_run_bg "$S" 'sleep 2; echo from the run'
+SRUN=$SFS_BG
+check "the session's run runs" sfs_until 10 state_is "$S/runs/2/status" running
+
 t0=$(now_ms)
 check "upgrade" sfs_write "$MNT/ctl" $'upgrade\n'
 # the new program has taken over once it was started with --resume
@@ -132,6 +140,10 @@ assert_file_eq "$P/runs/3/result" $'42\n' "the execution in progress gives 42"
 assert_file_eq "$P/runs/3/error" "" "and no error"
 check "the queued execution's writer returns" sfs_wait_gone "$QUEUED" 20
 assert_file_eq "$P/runs/4/result" $'82\n' "the queued one ran after it: 82"
+check "the session run's writer returns" sfs_wait_gone "$SRUN" 20
+wait "$SRUN"
+assert_eq 0 "$?" "its close returns 0"
+assert_file_eq "$S/runs/2/stdout" $'from the run\n' "once the run has ended"
 check "x again" code py 'x'
 assert_file_eq "$P/result" $'41\n' "x is still 41 after the upgrade"
 assert_eq "$PYPID" "$(field "$P/status" pid)" "the same python interpreter"
