@@ -10,7 +10,9 @@
 # same bytes and results/ and env/ the same inodes; a reader that has
 # read a part of result.json before the upgrade (a finished execution's,
 # and a running one's, whose copy was taken before its result) reads the
-# rest of the same copy after it; and the contexts go on taking code. A
+# rest of the same copy after it; the contexts' settings are the same,
+# and an execution's timeout armed before the upgrade interrupts it after
+# it; and the contexts go on taking code. A
 # session's run across the same upgrade: its writer's close returns once
 # the run has ended (the kernel sends the waiting close again).
 # shellcheck disable=SC2016
@@ -56,6 +58,8 @@ snapshot() {
 		done
 		printf '== js\n'
 		timeout 5 cat "$J/runs/2/result"
+		printf '== settings\n'
+		timeout 5 cat "$P/language" "$P/cwd" "$P/timeout" "$J/language" "$J/timeout"
 		inodes "$P/runs/2/results" "$P/runs/2/results/1" "$P/env" "$J/env"
 		inodes -d "$P" "$J" "$P/runs/1" "$P/runs/2"
 	} >"$1" 2>&1
@@ -88,6 +92,12 @@ check "mkdir contexts/py" sfs_mkdir "$P"
 check "mkdir contexts/js" sfs_mkdir "$J"
 check "js: language javascript" sfs_write "$J/language" $'javascript\n'
 check "env/SFS_UP" sfs_write "$P/env/SFS_UP" $'kept\n'
+check "cwd /tmp" sfs_write "$P/cwd" $'/tmp\n'
+check "timeout 60000" sfs_write "$P/timeout" $'60000\n'
+T=$CS/pt
+check "mkdir contexts/pt" sfs_mkdir "$T"
+check "pt: timeout 2500" sfs_write "$T/timeout" $'2500\n'
+check "pt: a first code" code pt 'import time'
 check "x = 41" code py 'x = 41'
 check "x" code py 'x'
 assert_file_eq "$P/result" $'41\n' "x is 41 before the upgrade"
@@ -124,6 +134,11 @@ sfs_run_bg "$S" 'sleep 2; echo from the run'
 SRUN=$SFS_BG
 check "the session's run runs" sfs_until 10 state_is "$S/runs/2/status" running
 
+# an execution whose timeout falls after the upgrade
+code_bg pt 'time.sleep(30)'
+TIMED=$BG
+check "the one that times out runs" sfs_until 10 state_is "$T/runs/2/status" running
+
 t0=$(now_ms)
 check "upgrade" sfs_write "$MNT/ctl" $'upgrade\n'
 # the new program has taken over once it was started with --resume
@@ -144,6 +159,9 @@ check "the session run's writer returns" sfs_wait_gone "$SRUN" 20
 wait "$SRUN"
 assert_eq 0 "$?" "its close returns 0"
 assert_file_eq "$S/runs/2/stdout" $'from the run\n' "once the run has ended"
+check "the timed out one's writer returns" sfs_wait_gone "$TIMED" 20
+assert_lt $(($(now_ms) - t0)) 10000 "its timeout ended it after the upgrade" " ms"
+assert_file_match "$T/runs/2/error" '"name": "KeyboardInterrupt"' "a timeout interrupts it"
 check "x again" code py 'x'
 assert_file_eq "$P/result" $'41\n' "x is still 41 after the upgrade"
 assert_eq "$PYPID" "$(field "$P/status" pid)" "the same python interpreter"
