@@ -14,10 +14,12 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "sessions/core/log.h"
 #include "sessions/core/objs.h"
@@ -133,6 +135,17 @@ void ctx_save(struct ctx *c, struct state_w *w)
 		state_close(w);
 	}
 	state_close(w);
+}
+
+/* Whether pid is a child of this program not reaped yet (an upgrade
+ * keeps them, a restart after a crash does not): only then is it
+ * certainly the interpreter, whose pid no other process can have. */
+static bool our_child(pid_t pid)
+{
+	siginfo_t si;
+
+	return pid > 0 &&
+	       waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
 /* The next objs_add gives id, unless an object has it already (a state
@@ -364,8 +377,10 @@ static void lose_interp(struct ctx *c, long pid)
 	c->kill_stage = 0;
 	if (!pid)
 		return;
-	/* without a cgroup, its session (it made one) is what is left */
-	c->cg.sid = (pid_t)pid;
+	/* without a cgroup, its session (it made one), if it is still this
+	 * program's child: a pid of another program's may be anyone's now */
+	if (our_child((pid_t)pid))
+		c->cg.sid = (pid_t)pid;
 	contain_kill(&c->cg);
 	c->count = 0;
 	c->restart = c->ready = c->intr_pending = false;
@@ -377,9 +392,10 @@ static void lose_interp(struct ctx *c, long pid)
 		   c->name, why, pid, ctx_lang_name(c->lang));
 }
 
-/* The descriptors of the interpreter handed over: fd[0..5] are the
- * request fifo, the answer fifo, its stdout and stderr, and their
- * copies watched between executions. */
+/* The descriptors of the interpreter handed over: the request fifo,
+ * its stdout and stderr, then the answer fifo (closed at the driver's
+ * end, before its exit is reaped) and the copies of stdout and stderr
+ * watched between executions (closed once every writer closed). */
 static const uint16_t live_keys[6] = { C_REQ_FD, C_OUT_FD, C_ERR_FD,
 				       C_ANS_FD, C_IDLE_O, C_IDLE_E };
 
@@ -397,22 +413,21 @@ static void live_again(struct ctx *c, const struct state_r *o, pid_t pid,
 	unsigned charge = (unsigned)u64_at_most(o, C_FD_CHARGE, 0, 64);
 	const void *p;
 	size_t len;
-	int top = -1;
 
 	c->pid = c->cg.leader = c->cg.sid = pid;
 	c->req_fd = fd[0];
 	c->out_fd = fd[1];
 	c->err_fd = fd[2];
 	c->ans = (struct loop_watch){ fd[3], ctx_on_answer, c };
-	loop_add(&c->ans, EPOLLIN);
+	if (fd[3] >= 0)
+		loop_add(&c->ans, EPOLLIN);
 	idle_again(c, &c->idle_o, fd[4]);
 	idle_again(c, &c->idle_e, fd[5]);
 	if (state_get(o, C_ABUF, &p, &len))
 		sb_add(&c->abuf, p, len); /* a frame begun: the rest comes */
-	for (int i = 0; i < 6; i++)
-		top = fd[i] > top ? fd[i] : top;
-	/* they count as the owner's again (the new program counts from 0) */
-	if (charge && fdq_charge(c->sess->uid, charge, top) == 0)
+	/* they count as the owner's again (the new program counts from 0);
+	 * open already, they are not refused past the cut */
+	if (charge && fdq_charge(c->sess->uid, charge, -1) == 0)
 		c->fd_charge = charge;
 	reap_add(&c->reap, pid, ctx_reaped, c);
 }
@@ -429,10 +444,9 @@ static void restore_interp(struct ctx *c, const struct state_r *o)
 		pid = 0;
 	for (int i = 0; i < 6; i++) {
 		fd[i] = state_get_fd(o, live_keys[i]);
-		/* the idle copies are closed once every writer closed */
-		all = all && (fd[i] >= 0 || i >= 4);
+		all = all && (fd[i] >= 0 || i >= 3);
 	}
-	if (pid && all && !c->abuf.err) {
+	if (pid && all && our_child((pid_t)pid)) {
 		live_again(c, o, (pid_t)pid, fd);
 		return;
 	}
@@ -442,13 +456,41 @@ static void restore_interp(struct ctx *c, const struct state_r *o)
 	lose_interp(c, (long)pid);
 }
 
+/* A context that cannot be made again: what was handed over of it is
+ * let go (its descriptors closed, no longer kept past an execve, and its
+ * interpreter killed). */
+static void discard(const struct state_r *o)
+{
+	int64_t pid = state_get_i64(o, C_PID, 0);
+	struct state_r x;
+	size_t pos = 0;
+	uint16_t key;
+	struct run *r;
+	int fd;
+
+	for (int i = 0; i < 6; i++)
+		if ((fd = state_get_fd(o, live_keys[i])) >= 0)
+			close(fd);
+	while (state_next(o, &pos, &key, &x) == 1) {
+		if (key != C_EXEC || !(r = run_restore_fields(&x)))
+			continue;
+		output_close(r, &r->pipe_o);
+		output_close(r, &r->pipe_e);
+		run_unref(r);
+	}
+	if (pid > 0 && pid <= INT_MAX && our_child((pid_t)pid))
+		kill((pid_t)pid, SIGKILL);
+}
+
 static int ctx_restore(struct sess *s, const struct state_r *o)
 {
 	struct ctx *c;
 	int rc = restore_ctx(s, o, &c);
 
-	if (rc < 0)
+	if (rc < 0) {
+		discard(o);
 		return rc;
+	}
 	restore_execs(c, o);
 	restore_interp(c, o);
 	if (!c->active && c->state == CTX_RUNNING)

@@ -196,9 +196,13 @@ static void forget(struct ctx *c)
 	free(c);
 }
 
-/* S's parts saved into w, the context dropped, and (with the
- * descriptors closed when crash) made again from the bytes. */
-static struct ctx *upgrade(struct ctx *c, bool crash)
+/* The descriptors a save handed over, kept for a check. */
+static int kept[64];
+static size_t nkept;
+
+/* S's parts saved, the context dropped (and the descriptors closed when
+ * crash), and its restore from the bytes: its result. */
+static int save_restore(struct ctx *c, bool crash, bool taken)
 {
 	struct state_w w;
 	struct state_r root, o;
@@ -206,6 +210,7 @@ static struct ctx *upgrade(struct ctx *c, bool crash)
 	size_t len, pos = 0;
 	uint16_t key;
 	void *copy;
+	int rc;
 
 	state_w_init(&w);
 	sess_parts_save(S, &w);
@@ -213,14 +218,24 @@ static struct ctx *upgrade(struct ctx *c, bool crash)
 	copy = malloc(len);
 	memcpy(copy, p, len);
 	forget(c);
+	for (nkept = 0; nkept < w.nfds && nkept < 64; nkept++)
+		kept[nkept] = w.fds[nkept];
 	for (size_t i = 0; crash && i < w.nfds; i++)
 		close(w.fds[i]);
 	state_w_free(&w);
+	if (taken) /* its name is another context's now */
+		ck_assert_int_eq(ctx_new(S, "py", &c), 0);
 	ck_assert_int_eq(state_check(copy, len, &root), 0);
 	ck_assert_int_eq(state_next(&root, &pos, &key, &o), 1);
 	ck_assert_int_eq(key, ctx_part_kind()->key);
-	ck_assert_int_eq(ctx_part_kind()->restore(S, &o), 0);
+	rc = ctx_part_kind()->restore(S, &o);
 	free(copy);
+	return rc;
+}
+
+static struct ctx *upgrade(struct ctx *c, bool crash)
+{
+	ck_assert_int_eq(save_restore(c, crash, false), 0);
 	c = ctx_find(S, "py");
 	ck_assert_ptr_nonnull(c);
 	return c;
@@ -318,6 +333,25 @@ START_TEST(lost_without_descriptors)
 }
 END_TEST
 
+/* A context that cannot be made again lets go of what was handed over:
+ * no descriptor stays open (none would be close-on-exec) and its
+ * interpreter is killed. */
+START_TEST(refused_lets_go)
+{
+	uint64_t ids[4];
+	struct ctx *c = prepare(ids);
+	pid_t pid = c->pid;
+
+	ck_assert_int_eq(save_restore(c, false, true), -EINVAL);
+	ck_assert_uint_gt(nkept, 6);
+	for (size_t i = 0; i < nkept; i++)
+		ck_assert_msg(fcntl(kept[i], F_GETFD) < 0, "fd %d is open",
+			      kept[i]);
+	ck_assert(pump(pid_gone, &pid, 5000));
+	ck_assert_ptr_null(objs_get(ids[1], OBJ_RUN));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ctxstate");
@@ -329,6 +363,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, live_again);
 	tcase_add_test(tc, partial_answer);
 	tcase_add_test(tc, lost_without_descriptors);
+	tcase_add_test(tc, refused_lets_go);
 	suite_add_tcase(s, tc);
 	return s;
 }
