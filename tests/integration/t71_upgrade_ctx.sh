@@ -14,7 +14,8 @@
 # and an execution's timeout armed before the upgrade interrupts it after
 # it; and the contexts go on taking code. A
 # session's run across the same upgrade: its writer's close returns once
-# the run has ended (the kernel sends the waiting close again).
+# the run has ended (the kernel sends the waiting close again). After it
+# ctl kill, restart and rmdir work on the interpreters it took over.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -190,5 +191,15 @@ assert_eq "0 []" "$(timeout 5 python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
 print(len(j["results"]), j["logs"]["stdout"])' "$SFS_TMP/json.running" 2>&1)" \
 	"the running one's reader reads its own copy to the end (no result yet)"
+
+# the interpreters are this program's children again: their ends are
+# reaped, rmdir waits for them
+check "js: ctl kill" sfs_write "$J/ctl" $'kill\n'
+check "js is dead once its interpreter is reaped" sfs_until 10 state_is "$J/status" dead
+check "js: ctl restart" sfs_write "$J/ctl" $'restart\n'
+check "js: y after the restart" code js 'typeof y'
+assert_file_eq "$J/result" $'\'undefined\'\n' "a fresh node has no y"
+check "rmdir contexts/py" timeout 20 rmdir "$P"
+assert_true "the python interpreter is gone" "pid $PYPID" sfs_wait_gone "$PYPID" 5
 
 sfs_done
