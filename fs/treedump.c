@@ -2,8 +2,9 @@
  * treedump.c - prints the mount's tree from its rows, one path a line
  * (a directory ends with '/', an entry its lookup finds is '*'), so that
  * tests can hold the man page's tree against the rows (tests/tree_doc.sh);
- * with --readme, the mount's README made from them. It only walks the
- * tables: it mounts nothing and starts nothing.
+ * with --types, each path after its file type's number (the numbers a
+ * new family must not take); with --readme, the mount's README made from
+ * them. It only walks the tables: it mounts nothing and starts nothing.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 /* Deep enough for the tree (it has six levels); a longer path is cut. */
 #define DEPTH 16
+
+static bool types; /* --types */
 
 static void walk(const struct fent *fe, const char *dir, int depth);
 
@@ -29,7 +32,9 @@ static void walk(const struct fent *fe, const char *dir, int depth)
 
 	snprintf(path, sizeof(path), "%s%s%s", dir, *fe->name ? fe->name : "*",
 		 is_dir ? "/" : "");
-	if (depth > 0)
+	if (types)
+		printf("%3u %s\n", fe->ft, depth > 0 ? path : "/");
+	else if (depth > 0)
 		printf("%s\n", path);
 	if (!is_dir || !fe->ops || depth >= DEPTH)
 		return;
@@ -56,6 +61,7 @@ int main(int argc, char **argv)
 {
 	int rc = 0;
 
+	types = argc > 1 && !strcmp(argv[1], "--types");
 	if (argc > 1 && !strcmp(argv[1], "--readme"))
 		rc = readme();
 	else
