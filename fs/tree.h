@@ -26,9 +26,9 @@
  * (FT_BLOCK_TTY in fs/fam_tty.h...), so that a new family touches no
  * list of the others. The numbers never move: an inode handed from one
  * build of the daemon to the next (upgrade in place) must name the same
- * file, and tests/unit/test_tree.c holds each type to its number. A new
- * type takes a number no row has (tree_init refuses two families'
- * rows with one type, and any type from FT_MAX on).
+ * file, and tests/unit/test_tree.c holds each type that shipped to its
+ * number. A new type takes a number no row has (tree_init refuses two
+ * families' rows with one type, and any type from FT_MAX on).
  */
 typedef unsigned ft_t;
 enum {
