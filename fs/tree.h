@@ -96,6 +96,7 @@ struct node {
 struct fh;
 struct dirbuf;
 struct fam_ctl;
+struct state_r;
 
 /*
  * The behaviour of a row (fs/ops.c calls these; NULL means the default
@@ -158,6 +159,11 @@ struct fops {
 	const char *(*link)(const struct node *n);
 	/* A ctl file (FAM_CTL_OPS): the table of its verbs. */
 	const struct fam_ctl *ctl;
+	/* An upgrade in place: makes the family's state of an open file
+	 * (fh->priv) again from what its priv_save wrote (fam.h); fh is
+	 * restored but for priv. Returns 0 or -errno (the open file is then
+	 * lost: its next request fails with EIO). */
+	int (*priv_restore)(struct fh *fh, const struct state_r *o);
 };
 
 static inline fuse_ino_t tree_ino(uint64_t id, ft_t ft)

@@ -17,6 +17,7 @@ struct slot {
 static struct slot *tab;
 static size_t cap, used, live;
 static uint64_t next_id = 1;
+static uint64_t high_id; /* above every id reused (objs_reuse) */
 
 static size_t hash(uint64_t id)
 {
@@ -58,12 +59,27 @@ uint64_t objs_add(enum obj_kind kind, void *ptr)
 {
 	uint64_t id = next_id++;
 
+	/* after a reused id, the next fresh one is above all reused */
+	if (high_id > next_id)
+		next_id = high_id;
+
 	if ((used + 1) * 4 >= cap * 3)
 		grow();
 	put(tab, cap, id, kind, ptr);
 	used++;
 	live++;
 	return id;
+}
+
+void objs_reuse(uint64_t id)
+{
+	if (id == 0 || id == TOMB)
+		return;
+	if (next_id > high_id)
+		high_id = next_id;
+	next_id = id;
+	if (id >= high_id)
+		high_id = id + 1;
 }
 
 static struct slot *find(uint64_t id)

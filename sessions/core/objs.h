@@ -18,10 +18,15 @@ enum obj_kind {
 	OBJ_CTX,    /* a code context (sessions/ctx/ctx.h) */
 	OBJ_CTXVAR, /* a context's variable (struct envvar) */
 	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
+	OBJ_FH,	    /* an open file of the tree (fs/fam.h): its fi->fh */
 };
 
 /* Returns a fresh id (never 0) registered for ptr. */
 uint64_t objs_add(enum obj_kind kind, void *ptr);
+/* The next objs_add returns id (an upgrade makes each object again with
+ * the id its inodes carry); ids after the restore start above every id
+ * seen. */
+void objs_reuse(uint64_t id);
 void objs_del(uint64_t id);
 /* Gives id another kind and object (an object made under OBJ_NONE, that
  * no lookup finds, becomes what it is). */

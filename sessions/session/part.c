@@ -87,3 +87,35 @@ void sess_parts_free(struct sess *s)
 		p->ops->free(p);
 	}
 }
+
+/* The kinds of parts: a terminal and a code context. */
+#define KINDS_MAX 8
+static const struct sess_part_kind *kinds[KINDS_MAX];
+static unsigned nkinds;
+
+void sess_part_kind_add(const struct sess_part_kind *k)
+{
+	for (unsigned i = 0; i < nkinds; i++)
+		if (kinds[i] == k)
+			return;
+	if (nkinds < KINDS_MAX)
+		kinds[nkinds++] = k;
+}
+
+const struct sess_part_kind *sess_part_kind_of(uint16_t key)
+{
+	for (unsigned i = 0; i < nkinds; i++)
+		if (kinds[i]->key == key)
+			return kinds[i];
+	return NULL;
+}
+
+void sess_parts_save(struct sess *s, struct state_w *w)
+{
+	for (struct list *l = s->parts.next; l != &s->parts; l = l->next) {
+		struct sess_part *p = list_entry(l, struct sess_part, link);
+
+		if (p->ops->save)
+			p->ops->save(p, w);
+	}
+}

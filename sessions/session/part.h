@@ -10,7 +10,9 @@
 #define SFS_PART_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "sessions/core/list.h"
+#include "sessions/core/state.h"
 
 struct sess;
 struct sess_part;
@@ -33,8 +35,31 @@ struct sess_part_ops {
 	/* The session is freed: so is the part, which has left the
 	 * session's parts already. */
 	void (*free)(struct sess_part *p);
-	/* The durability issue adds save and restore here. */
+	/* An upgrade in place: the part writes itself as one object of
+	 * its kind's key (state_open(w, kind->key) ... state_close), its
+	 * descriptors with state_put_fd, so that its kind's restore makes
+	 * it again in the next program. NULL: the part is not kept. */
+	void (*save)(struct sess_part *p, struct state_w *w);
 };
+
+/* A kind of part, known to the session layer by the key of its saved
+ * object (a session's objects of key >= SESS_PART_KEY_MIN are parts).
+ * Each kind registers itself at its start (tty_init, ctx_init). */
+#define SESS_PART_KEY_MIN 0x100
+struct sess_part_kind {
+	uint16_t key;
+	/* Makes the part saved in o again, registered with s (which is
+	 * restored but for its parts). Returns 0 or -errno; on an error the
+	 * part is lost and said in s's error file by the caller. */
+	int (*restore)(struct sess *s, const struct state_r *o);
+};
+
+/* Called once per kind, before any restore. */
+void sess_part_kind_add(const struct sess_part_kind *k);
+/* Writes every part of s that has a save. */
+void sess_parts_save(struct sess *s, struct state_w *w);
+/* The part kind of key, or NULL. */
+const struct sess_part_kind *sess_part_kind_of(uint16_t key);
 
 struct sess_part {
 	const struct sess_part_ops *ops;

@@ -32,6 +32,11 @@ void spool_release(const struct spool *sp)
 	used -= sp->size < used ? sp->size : used;
 }
 
+void spool_charge(const struct spool *sp)
+{
+	used += sp->size;
+}
+
 const char *spool_cut_name(enum spool_cut cut)
 {
 	static const char *const names[] = { "-", "limit", "budget", "nospace",

@@ -41,6 +41,9 @@ uint64_t spool_budget(void);
 uint64_t spool_used(void);
 /* A spool's bytes are gone (its run is freed). */
 void spool_release(const struct spool *sp);
+/* Counts a spool made again by an upgrade in the budget, as its bytes
+ * were counted before. */
+void spool_charge(const struct spool *sp);
 /* Short name of a cut ("limit", "budget", "nospace", "ioerr"). */
 const char *spool_cut_name(enum spool_cut cut);
 
