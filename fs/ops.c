@@ -20,7 +20,7 @@
 static const struct fops no_ops;
 
 /* The handlers of n's row (every resolved node has a row). */
-static const struct fops *ops_of(enum ft ft)
+static const struct fops *ops_of(ft_t ft)
 {
 	const struct fent *fe = tree_fent(ft);
 
