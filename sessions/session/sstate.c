@@ -237,16 +237,8 @@ static void restore_shell(struct sess *s, const struct state_r *o)
 	s->fifo.gen = (unsigned)state_get_u64(o, K_FIFO_GEN, 0);
 	s->fifo.o = state_get_fd(o, K_FIFO_O);
 	s->fifo.e = state_get_fd(o, K_FIFO_E);
-	s->cg.dfd = state_get_fd(o, K_CG_DFD);
-	s->cg.parent_dfd = -1;
-	snprintf(s->cg.name, sizeof(s->cg.name), "%s", cg ? cg : "");
+	contain_adopt(&s->cg, state_get_fd(o, K_CG_DFD), cg ? cg : "");
 	free(cg);
-	if (s->cg.dfd < 0) { /* a checkpoint's: a cgroup of this instance */
-		char tag[sizeof(s->cg.name)];
-
-		memcpy(tag, s->cg.name, sizeof(tag));
-		contain_new(&s->cg, tag);
-	}
 	s->cg.sid = (pid_t)state_get_i64(o, K_CG_SID, 0);
 	if (s->pid > 0 && (s->ctl_fd < 0 || s->res.fd < 0)) {
 		/* not handed over (a crash): the next run starts a shell */
