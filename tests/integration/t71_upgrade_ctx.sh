@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t71_upgrade_ctx: code contexts through an upgrade in place (`upgrade`
-# written to the root ctl: the daemon execve's itself, same pid, same
+# written to the root ctl: the server execve's itself, same pid, same
 # mount). A python context holding x = 41 and a node context holding
 # y = 7 keep their interpreters (the same pids) and their state; an
 # execution in progress across the upgrade (sleep 2, then x + 1) ends
@@ -43,8 +43,11 @@ code_bg() {
 # field FILE KEY: the value of KEY in a key value file
 field() { timeout 5 awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 
+# field_is FILE KEY VALUE: KEY of FILE is VALUE
+field_is() { [ "$(field "$1" "$2")" = "$3" ]; }
+
 # state_is FILE STATE: the status FILE says STATE
-state_is() { [ "$(field "$1" state)" = "$2" ]; }
+state_is() { field_is "$1" state "$2"; }
 
 # inodes DIR...: "inode name" of each entry of each DIR
 inodes() { timeout 5 ls -i "$@"; }
@@ -140,11 +143,12 @@ code_bg pt 'time.sleep(30)'
 TIMED=$BG
 check "the one that times out runs" sfs_until 10 state_is "$T/runs/2/status" running
 
+SERVER=$(field "$MNT/health" pid)
 t0=$(now_ms)
 check "upgrade" sfs_write "$MNT/ctl" $'upgrade\n'
-# the new program has taken over once it was started with --resume
-check "the daemon was executed again" sfs_until 20 grep -qa -e --resume "/proc/$SFS_PID/cmdline"
-assert_true "the daemon keeps its pid" "pid $SFS_PID" sfs_alive "$SFS_PID"
+# the new program has taken over once health counts the upgrade
+check "the server was executed again" sfs_until 20 field_is "$MNT/health" upgrades 1
+assert_eq "$SERVER" "$(field "$MNT/health" pid)" "the server keeps its pid"
 check "the mount answers" timeout 10 test -d "$P/runs"
 note "the upgrade took $(($(now_ms) - t0)) ms (the sleep is 2 s)"
 : >"$FLAG"
