@@ -10,6 +10,7 @@
  * the arithmetic of those bounds must never wrap.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sessions/ctx/ctxproto.h"
@@ -30,12 +31,17 @@ enum {
 
 enum { E_ID = 1, E_MAIN, E_FMT = 16 /* + the format's index */ };
 
-static void save_result(const struct ctx_result *r, struct state_w *w)
+/* What a record saved without its texts keeps of its error's name (as
+ * ctx_exec_shed). */
+#define SAVE_NAME_MAX 256
+
+static void save_result(const struct ctx_result *r, struct state_w *w,
+			bool full)
 {
 	state_open(w, R_RES);
 	state_put_u64(w, E_ID, r->id);
 	state_put_u64(w, E_MAIN, r->main);
-	for (int k = 0; k < CTX_NFMT; k++)
+	for (int k = 0; full && k < CTX_NFMT; k++)
 		if (r->fmt[k].has)
 			state_put(w, (uint16_t)(E_FMT + k),
 				  r->fmt[k].p ? r->fmt[k].p : "",
@@ -60,22 +66,26 @@ static void save_trace(const struct ctx_exec *e, struct state_w *w)
 	free(b.p);
 }
 
-void ctx_exec_save(const struct ctx_exec *e, struct state_w *w)
+void ctx_exec_save(const struct ctx_exec *e, struct state_w *w, bool full)
 {
+	size_t n = e->ename.len;
+
 	state_put_u64(w, R_DROPPED, e->dropped);
 	state_put_u64(w, R_ERR_CUT, e->err_cut);
 	state_put_u64(w, R_HAS_ERROR, e->has_error);
 	if (e->ename.p)
-		state_put(w, R_ENAME, e->ename.p, e->ename.len);
-	if (e->evalue.p)
+		state_put(w, R_ENAME, e->ename.p,
+			  full || n < SAVE_NAME_MAX ? n : SAVE_NAME_MAX);
+	if (e->evalue.p && full)
 		state_put(w, R_EVALUE, e->evalue.p, e->evalue.len);
-	state_put_u64(w, R_VLEN, e->vlen);
+	state_put_u64(w, R_VLEN, full ? e->vlen : 0);
 	state_put_u64(w, R_VHASH, e->vhash);
-	save_trace(e, w);
+	if (full)
+		save_trace(e, w);
 	state_put_u64(w, R_COUNT, e->count);
 	state_put_u64(w, R_DONE, e->done);
 	for (size_t i = 0; i < e->nres; i++)
-		save_result(e->res[i], w);
+		save_result(e->res[i], w, full);
 }
 
 /* A result of o into r (which e holds already, so that freeing e frees

@@ -68,7 +68,13 @@ enum {
 };
 
 enum { V_ID = 1, V_NAME, V_VALUE };
-enum { X_REC = RUNSTATE_KEY_MAX }; /* an execution's record, an object */
+enum {
+	X_REC = RUNSTATE_KEY_MAX, /* an execution's record, an object */
+	X_EMPTIED,		  /* saved without its texts (a checkpoint) */
+};
+
+/* The formats and error texts a checkpoint keeps of a context. */
+#define CTX_CKPT_BYTES (1u << 20)
 
 static void save_settings(const struct ctx *c, struct state_w *w)
 {
@@ -108,12 +114,47 @@ static void save_live(const struct ctx *c, struct state_w *w)
 	state_put_fd(w, C_ERR_FD, c->err_fd);
 	state_put_fd(w, C_IDLE_O, c->idle_o.fd);
 	state_put_fd(w, C_IDLE_E, c->idle_e.fd);
-	if (c->abuf.len)
+	/* a checkpoint's restart has no interpreter to finish it for */
+	if (c->abuf.len && !w->no_fds)
 		state_put(w, C_ABUF, c->abuf.p, c->abuf.len);
+}
+
+/* The oldest execution whose record a checkpoint keeps whole, those after
+ * it too: the newest ones within CTX_CKPT_BYTES, so that writing one
+ * (every SSTATE_CKPT_MS while things change) costs little; an upgrade
+ * keeps all. &c->execs: none. */
+static struct list *whole_from(struct ctx *c, const struct state_w *w)
+{
+	struct list *l = c->execs.prev;
+	size_t sum = 0;
+
+	if (!w->no_fds)
+		return c->execs.next;
+	for (; l != &c->execs; l = l->prev) {
+		sum += ctx_exec_bytes(list_entry(l, struct run, link)->cx);
+		if (sum > CTX_CKPT_BYTES)
+			return l->next;
+	}
+	return c->execs.next;
+}
+
+static void save_exec(struct run *r, struct state_w *w, bool whole)
+{
+	state_open(w, C_EXEC);
+	run_save_fields(r, w);
+	if (!whole)
+		state_put_u64(w, X_EMPTIED, 1);
+	state_open(w, X_REC);
+	ctx_exec_save(r->cx, w, whole);
+	state_close(w);
+	state_close(w);
 }
 
 void ctx_save(struct ctx *c, struct state_w *w)
 {
+	struct list *whole = whole_from(c, w);
+	bool past = false;
+
 	state_open(w, CTX_PART_KEY);
 	save_settings(c, w);
 	save_live(c, w);
@@ -125,14 +166,8 @@ void ctx_save(struct ctx *c, struct state_w *w)
 		state_close(w);
 	}
 	for (struct list *l = c->execs.next; l != &c->execs; l = l->next) {
-		struct run *r = list_entry(l, struct run, link);
-
-		state_open(w, C_EXEC);
-		run_save_fields(r, w);
-		state_open(w, X_REC);
-		ctx_exec_save(r->cx, w);
-		state_close(w);
-		state_close(w);
+		past = past || l == whole;
+		save_exec(list_entry(l, struct run, link), w, past);
 	}
 	state_close(w);
 }
@@ -346,16 +381,27 @@ static void restore_execs(struct ctx *c, const struct state_r *o)
 	struct state_r x;
 	size_t pos = 0;
 	uint16_t key;
-	unsigned lost = 0;
+	unsigned lost = 0, emptied = 0;
 
-	while (state_next(o, &pos, &key, &x) == 1)
-		if (key == C_EXEC && restore_exec(c, &x) < 0)
+	while (state_next(o, &pos, &key, &x) == 1) {
+		if (key != C_EXEC)
+			continue;
+		if (restore_exec(c, &x) < 0)
 			lost++;
+		else if (state_get_u64(&x, X_EMPTIED, 0))
+			emptied++;
+	}
 	if (lost)
 		sess_error(c->sess,
 			   "contexts/%s: %u executions were lost in the "
 			   "daemon's restart (out of memory)",
 			   c->name, lost);
+	if (emptied)
+		sess_error(c->sess,
+			   "contexts/%s: the results of %u older executions "
+			   "were emptied by the restart (a checkpoint keeps "
+			   "%u KiB of them)",
+			   c->name, emptied, CTX_CKPT_BYTES >> 10);
 }
 
 /* The interpreter (pid, 0: none) cannot be driven again: what it ran

@@ -59,7 +59,8 @@ static void make_record(struct ctx_exec *e)
 }
 
 /* e saved into one object, as its bytes (free *buf). */
-static struct state_r save(const struct ctx_exec *e, const void **buf)
+static struct state_r save(const struct ctx_exec *e, const void **buf,
+			   bool full)
 {
 	struct state_w w;
 	struct state_r root, o;
@@ -68,7 +69,7 @@ static struct state_r save(const struct ctx_exec *e, const void **buf)
 
 	state_w_init(&w);
 	state_open(&w, 5);
-	ctx_exec_save(e, &w);
+	ctx_exec_save(e, &w, full);
 	state_close(&w);
 	ck_assert_int_eq(state_w_bytes(&w, buf, &len), 0);
 	copy = malloc(len);
@@ -99,7 +100,7 @@ START_TEST(round_trip)
 	char *a, *b;
 
 	make_record(&e);
-	o = save(&e, &buf);
+	o = save(&e, &buf, true);
 	ck_assert_int_eq(ctx_exec_restore(&r, &o, &same), 0);
 	ck_assert_uint_eq(r.nres, 2);
 	ck_assert_uint_eq(r.res[0]->id, e.res[0]->id);
@@ -129,6 +130,38 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* Saved without its texts (a checkpoint's budget): what shedding the
+ * record would leave of it, its results there but empty. */
+START_TEST(without_texts)
+{
+	struct ctx_exec e = { 0 }, shed = { 0 }, r;
+	const void *buf;
+	struct state_r o;
+	size_t alen, blen;
+	char *a, *b;
+
+	make_record(&e);
+	make_record(&shed);
+	ctx_exec_shed(&shed);
+	o = save(&e, &buf, false);
+	ck_assert_int_eq(ctx_exec_restore(&r, &o, &same), 0);
+	ck_assert_uint_eq(r.nres, 2);
+	ck_assert_uint_eq(r.res[1]->id, e.res[1]->id);
+	ck_assert_ptr_eq(ctx_exec_main(&r), r.res[1]);
+	for (int k = 0; k < CTX_NFMT; k++)
+		ck_assert(!r.res[0]->fmt[k].has && !r.res[1]->fmt[k].has);
+	ck_assert_uint_eq(r.bytes, shed.bytes);
+	ck_assert(r.done && r.has_error);
+	a = ctx_exec_error_json(&shed, &alen);
+	b = ctx_exec_error_json(&r, &blen);
+	same_text(a, alen, b, blen);
+	ctx_exec_free(&e, NULL);
+	ctx_exec_free(&shed, NULL);
+	ctx_exec_free(&r, NULL);
+	free((void *)buf);
+}
+END_TEST
+
 START_TEST(empty_and_missing)
 {
 	struct ctx_exec e = { 0 }, r;
@@ -137,7 +170,7 @@ START_TEST(empty_and_missing)
 	struct state_r o;
 
 	/* an execution that has not answered yet */
-	o = save(&e, &buf);
+	o = save(&e, &buf, true);
 	ck_assert_int_eq(ctx_exec_restore(&r, &o, &same), 0);
 	ck_assert(!r.done && !r.has_error && r.nres == 0 && r.bytes == 0);
 	ctx_exec_free(&r, NULL);
@@ -239,6 +272,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("record");
 
 	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, without_texts);
 	tcase_add_test(tc, empty_and_missing);
 	tcase_add_test(tc, bad_trace);
 	tcase_add_test(tc, too_many_results);

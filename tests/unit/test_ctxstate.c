@@ -200,8 +200,8 @@ static void forget(struct ctx *c)
 static int kept[64];
 static size_t nkept;
 
-/* S's parts saved, the context dropped (and the descriptors closed when
- * crash), and its restore from the bytes: its result. */
+/* S's parts saved (as a checkpoint, without descriptors, when crash), the
+ * context dropped, and its restore from the bytes: its result. */
 static int save_restore(struct ctx *c, bool crash, bool taken)
 {
 	struct state_w w;
@@ -213,6 +213,7 @@ static int save_restore(struct ctx *c, bool crash, bool taken)
 	int rc;
 
 	state_w_init(&w);
+	w.no_fds = crash; /* a checkpoint */
 	sess_parts_save(S, &w);
 	ck_assert_int_eq(state_w_bytes(&w, &p, &len), 0);
 	copy = malloc(len);
@@ -220,8 +221,6 @@ static int save_restore(struct ctx *c, bool crash, bool taken)
 	forget(c);
 	for (nkept = 0; nkept < w.nfds && nkept < 64; nkept++)
 		kept[nkept] = w.fds[nkept];
-	for (size_t i = 0; crash && i < w.nfds; i++)
-		close(w.fds[i]);
 	state_w_free(&w);
 	if (taken) /* its name is another context's now */
 		ck_assert_int_eq(ctx_new(S, "py", &c), 0);
@@ -333,6 +332,30 @@ START_TEST(lost_without_descriptors)
 }
 END_TEST
 
+/* A checkpoint keeps the newest executions' results within its budget;
+ * the older ones come back emptied, said in one line. */
+START_TEST(checkpoint_budget)
+{
+	struct ctx *c;
+	uint64_t big, small;
+	size_t len;
+	char *err;
+
+	ck_assert_int_eq(ctx_new(S, "py", &c), 0);
+	big = run_wait(c, "'y' * (2 << 20)\n");
+	ck_assert_uint_gt(strlen(value(big)), 2u << 20);
+	small = run_wait(c, "x = 41\nx\n");
+	c = upgrade(c, true);
+	ck_assert_str_eq(value(small), "41");
+	ck_assert_ptr_nonnull(ctx_exec_main(run_of(big)->cx)); /* there, */
+	ck_assert_str_eq(value(big), "");		      /* emptied */
+	err = sess_errors_text(S, &len);
+	ck_assert_ptr_nonnull(strstr(err, "the results of 1 older executions "
+					  "were emptied"));
+	free(err);
+}
+END_TEST
+
 /* A context that cannot be made again lets go of what was handed over:
  * no descriptor stays open (none would be close-on-exec) and its
  * interpreter is killed. */
@@ -364,6 +387,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, partial_answer);
 	tcase_add_test(tc, lost_without_descriptors);
 	tcase_add_test(tc, refused_lets_go);
+	tcase_add_test(tc, checkpoint_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
