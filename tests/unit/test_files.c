@@ -7,6 +7,8 @@
  */
 #include <sys/mount.h>
 #include "fs/files_node.c"
+#include "fs/files_fh.c"
+#include "fs/files_state.c"
 #include "fs/files.c"
 #include "unit.h"
 
@@ -66,6 +68,18 @@ static void teardown(void)
 	umount2(cmd, MNT_DETACH); /* a failed mount_point_not_entered's */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, outside);
 	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Opens directory n as f_opendir does: its handle. */
+static uint64_t dir_open(const struct fnode *n)
+{
+	int fd = fdq_take(0, fnode_openat(n->fd, ".",
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+	uint64_t fh = 0;
+
+	ck_assert_int_eq(fslot_opendir(fd, 0, &fh), 0);
+	ck_assert_ptr_nonnull(fslot_of(fh));
+	return fh;
 }
 
 /* Looks name up in the root; asserts success. */
@@ -280,7 +294,7 @@ START_TEST(mount_point_not_entered)
 	struct fnode *dir, *n;
 	bool listed = false;
 	struct dirent *de;
-	struct fdir *fd;
+	uint64_t fd;
 	int err = 0;
 
 	at(ws, "mp", p, sizeof(p));
@@ -300,11 +314,10 @@ START_TEST(mount_point_not_entered)
 			 -EEXIST);
 	ck_assert_int_eq(unlinkat(fnode_root.fd, "mp", AT_REMOVEDIR), -1);
 	ck_assert_int_eq(errno, EBUSY);
-	fd = dir_open(&fnode_root, 0);
-	ck_assert_ptr_nonnull(fd);
-	while ((de = readdir(fd->dp)))
+	fd = dir_open(&fnode_root);
+	while ((de = readdir(fslot_of(fd)->dp)))
 		listed = listed || !strcmp(de->d_name, "mp");
-	dir_close(fd);
+	fslot_close(fd);
 	ck_assert(listed);
 	/* a node made before the mount stays the directory under it */
 	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
@@ -312,9 +325,8 @@ START_TEST(mount_point_not_entered)
 	ck_assert_int_eq(mount(outside, p, NULL, MS_BIND, NULL), 0);
 	ck_assert_ptr_null(fnode_lookup(dir, "inside", &e, &err));
 	ck_assert_int_eq(err, ENOENT);
-	fd = dir_open(dir, 0);
-	ck_assert_ptr_nonnull(fd);
-	dir_close(fd);
+	fd = dir_open(dir);
+	fslot_close(fd);
 	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
 }
 END_TEST
