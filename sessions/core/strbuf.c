@@ -32,7 +32,8 @@ void sb_add(struct strbuf *b, const void *s, size_t n)
 {
 	if (reserve(b, n) < 0)
 		return;
-	memcpy(b->p + b->len, s, n);
+	if (n) /* an empty buffer's bytes may be NULL, which memcpy may not get */
+		memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
 }
