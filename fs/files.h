@@ -19,7 +19,7 @@
 int files_init(const char *workspace);
 
 /* An upgrade in place (fs/files_state.c). files_save writes files/ as
- * one object of key FILES_STATE_KEY into the object open in w: the
+ * one object of key UPK_FILES (fs/upgrade.h) into the root of w: the
  * workspace root, every node the kernel knows and every open file and
  * directory (with its listing's position), their descriptors with
  * state_put_fd; it changes nothing. In the next program, after fdq_init
@@ -31,7 +31,6 @@ int files_init(const char *workspace);
  * the kernel lets it go; without the root's descriptor (a state written
  * after a crash) the workspace is opened again by its name and all of
  * them are stale. Returns 0, or -errno when no root could be had. */
-#define FILES_STATE_KEY 0x0F00
 struct state_w;
 struct state_r;
 void files_save(struct state_w *w);

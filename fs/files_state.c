@@ -25,6 +25,7 @@
 #include "files.h"
 #include "files_fh.h"
 #include "files_node.h"
+#include "upgrade.h"
 
 /* Field keys of files/' object; never reused. */
 enum { KF_GEN = 1, KF_WORKSPACE, KF_ROOT_FD };
@@ -84,7 +85,7 @@ int files_init(const char *workspace)
 
 void files_save(struct state_w *w)
 {
-	state_open(w, FILES_STATE_KEY);
+	state_open(w, UPK_FILES);
 	state_put_u64(w, KF_GEN, fnode_gen);
 	state_put_str(w, KF_WORKSPACE, ws_path);
 	state_put_fd(w, KF_ROOT_FD, fnode_root.fd);

@@ -104,7 +104,7 @@ static int restore(void)
 	struct state_r root, body;
 
 	ck_assert_int_eq(state_check(saved, saved_len, &root), 0);
-	ck_assert(state_obj(&root, FILES_STATE_KEY, &body));
+	ck_assert(state_obj(&root, UPK_FILES, &body));
 	return files_restore(&body);
 }
 
@@ -388,7 +388,7 @@ START_TEST(bad_states_refused)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	state_w_init(&w);
-	state_open(&w, FILES_STATE_KEY);
+	state_open(&w, UPK_FILES);
 	state_put_u64(&w, KF_GEN, fnode_gen);
 	state_put_fd(&w, KF_ROOT_FD, dup(fnode_root.fd));
 	state_open(&w, FNODE_STATE_KEY); /* no id */
@@ -422,7 +422,7 @@ START_TEST(bad_states_refused)
 	state_close(&w);
 	ck_assert_int_eq(state_w_bytes(&w, &p, &len), 0);
 	ck_assert_int_eq(state_check(p, len, &root), 0);
-	ck_assert(state_obj(&root, FILES_STATE_KEY, &body));
+	ck_assert(state_obj(&root, UPK_FILES, &body));
 	exec_like();
 	ck_assert_int_eq(files_restore(&body), 0);
 	state_w_free(&w);
