@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# t72_upgrade_files: files/ across an upgrade in place (`upgrade PATH` in
+# the root ctl): a process holds a file of files/ open for writing, a
+# directory listed half way and its cwd in files/; after the upgrade its
+# writes land in the same file (renamed meanwhile), its listing goes on
+# with every name once, its cwd and the paths the kernel has cached stat
+# to the same inodes, the descriptors the daemon holds count as before,
+# and du and find over files/ agree with the workspace itself. Then the
+# same again after a second upgrade, with what the first one restored.
+# shellcheck disable=SC2016
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+WS=$SFS_TMP/ws
+mkdir -p "$WS" && chmod 755 "$WS"
+printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t72.conf"
+export SESSIONFS_CONFIG=$SFS_TMP/t72.conf HOME=$WS
+N=3000 # names in big/: many readdir replies (a few dozen names each)
+T=20   # timeout (s) of one step of the holder or of a file operation
+
+# the workspace: big/ (long names), tree/ (nested, files of known sizes)
+python3 - "$WS" "$N" <<'EOF' || { fail setup "cannot make the workspace"; exit 1; }
+import os, sys
+ws, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(ws + "/big")
+for i in range(n):
+    open("%s/big/name-%05d-%s" % (ws, i, "x" * 80), "w").close()
+for d in ("tree/a/b/c", "tree/a/d", "tree/e"):
+    os.makedirs(ws + "/" + d)
+for i, p in enumerate(("tree/a/f1", "tree/a/b/f2", "tree/a/b/c/f3",
+                       "tree/a/d/f4", "tree/e/f5", "tree/f6")):
+    with open(ws + "/" + p, "w") as f:
+        f.write("y" * (1000 * i + 17))
+os.symlink("a/b", ws + "/tree/link")
+EOF
+
+sfs_mount
+F=$MNT/files
+
+fs() { timeout -k 2 "$T" "$@"; }
+metric() { fs cat "$MNT/metrics" | awk -v k="sessionfs_$1" '$1 == k { print $2 }'; }
+# the upgrades the daemon's log tells of (fs/upgrade.c: "upgrade: serving")
+upgrades() { grep -c 'upgrade: serving' "$SFS_TMP/daemon.log"; }
+
+# the holder: steps on its own, told to go on by the test (files in $H)
+H=$SFS_TMP/h
+mkdir -p "$H"
+cat >"$H/holder.py" <<'EOF'
+import os, sys, time
+F, H, T = sys.argv[1], sys.argv[2], float(sys.argv[3])
+
+def say(name, text):
+    with open(H + "/" + name + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(H + "/" + name + ".tmp", H + "/" + name)
+
+def wait(name):
+    end = time.monotonic() + T
+    while not os.path.exists(H + "/" + name):
+        if time.monotonic() > end:
+            sys.exit("holder: no " + name + " in time")
+        time.sleep(0.02)
+
+def listing(it, k, names):
+    for e in it:
+        names.append(e.name)
+        if k and len(names) % k == 0:
+            return
+
+fd = os.open(F + "/log.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"before\n")
+os.chdir(F + "/tree/a/b")
+it = os.scandir(F + "/big")
+names = []
+listing(it, int(sys.argv[4]), names)
+say("ready", "%d %d %d\n" % (os.fstat(fd).st_ino, os.stat(".").st_ino,
+                              len(names)))
+for step in ("1", "2"):
+    wait("go" + step)
+    os.write(fd, b"after " + step.encode() + b"\n")
+    os.fsync(fd)
+    listing(it, int(sys.argv[4]), names)
+    here = sorted(os.listdir("."))
+    say("step" + step, "%d %d %d %s\n" % (os.fstat(fd).st_ino,
+        os.stat(".").st_ino, len(names), ",".join(here)))
+listing(it, 0, names)
+it.close()
+os.close(fd)
+with open(H + "/names", "w") as f:
+    f.write("\n".join(names) + "\n")
+say("done", "ok\n")
+EOF
+
+# before anything is held: the descriptors the daemon holds for users
+held0=$(metric fds_held)
+python3 "$H/holder.py" "$F" "$H" "$T" $((N / 3)) >"$H/out" 2>&1 &
+HOLDER=$!
+SFS_BG_PIDS+=("$HOLDER")
+if sfs_until "$T" test -e "$H/ready"; then pass "the holder has its file, cwd and listing open"; else
+	fail "the holder has its file, cwd and listing open" "$(head -c 300 "$H/out")"
+fi
+read -r fino0 cino0 n0 <"$H/ready"
+assert_true "the holder has read a third of big/ so far" "read $n0 of $N" test "${n0:-0}" -eq $((N / 3))
+held1=$(metric fds_held)
+assert_eq $((held0 + 2)) "$held1" "metrics: the daemon holds the holder's file and directory"
+
+# paths the kernel has cached (the holder's cwd keeps tree/a/b's inode)
+cached() { fs stat -c '%i %s %F' "$F/tree/a/b/f2" "$F/tree/a/b" "$F/tree/link" "$F/tree/a/b/c/f3" 2>&1; }
+stat0=$(cached)
+# the real file renamed behind the daemon's back: the open file is the
+# file, not the name
+mv "$WS/log.txt" "$WS/log-moved.txt"
+
+# one upgrade, then go on: STEP's checks
+upgrade_step() { # STEP
+	local step=$1 before fino cino n here
+	before=$(upgrades)
+	if fs bash -c 'echo "upgrade $1" >"$2"' _ "$SFS_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"; then
+		pass "upgrade $step: the ctl's write succeeds"
+	else
+		fail "upgrade $step: the ctl's write succeeds" "$(head -c 300 "$SFS_TMP/up.err")"
+	fi
+	sfs_until "$T" test "$(upgrades)" -gt "$before"
+	assert_eq $((before + 1)) "$(upgrades)" "upgrade $step: the daemon's log tells of it"
+	assert_eq "$SFS_PID" "$(sfs_daemon_pids_at "$MNT" | head -n 1)" "upgrade $step: the same daemon pid serves"
+	assert_eq "$held1" "$(metric fds_held)" "upgrade $step: the daemon holds as many descriptors for users as before"
+	assert_eq "$stat0" "$(cached)" "upgrade $step: cached paths stat to the same inodes, sizes and types"
+	: >"$H/go$step"
+	if sfs_until "$T" test -e "$H/step$step"; then pass "upgrade $step: the holder goes on"; else
+		fail "upgrade $step: the holder goes on" "$(head -c 300 "$H/out")"
+		return 1
+	fi
+	read -r fino cino n here <"$H/step$step"
+	assert_eq "$fino0 $cino0" "$fino $cino" "upgrade $step: its open file and cwd are the same inodes (fstat, stat .)"
+	assert_eq $(((N / 3) * (step + 1))) "$n" "upgrade $step: its listing goes on by another third"
+	assert_eq "c,f2" "$here" "upgrade $step: ls of its cwd"
+}
+upgrade_step 1
+upgrade_step 2
+
+if sfs_until "$T" test -e "$H/done"; then pass "the holder ends"; else
+	fail "the holder ends" "$(head -c 300 "$H/out")"
+fi
+wait "$HOLDER" 2>/dev/null
+assert_eq 0 "$?" "the holder exits with 0"
+assert_file_eq "$WS/log-moved.txt" $'before\nafter 1\nafter 2\n' \
+	"every write landed in the same file, renamed meanwhile"
+check "no log.txt was made again" test ! -e "$WS/log.txt"
+
+# the listing: every name of big/ once, nothing else
+sort "$H/names" >"$H/names.sorted"
+(cd "$WS/big" && printf "%s\n" *) | sort >"$H/names.real"
+if cmp -s "$H/names.sorted" "$H/names.real"; then
+	pass "the listing across two upgrades has every name once"
+else
+	fail "the listing across two upgrades has every name once" \
+		"$(wc -l <"$H/names") names, $(sort "$H/names" | uniq -d | wc -l) twice, $(comm -13 "$H/names.sorted" "$H/names.real" | wc -l) missing"
+fi
+sfs_until "$T" test "$(metric fds_held)" = "$held0"
+assert_eq "$held0" "$(metric fds_held)" "closed: the daemon holds no descriptor of the holder's"
+
+# du and find over files/ after the upgrades, against the workspace
+assert_eq "$(du -s --apparent-size -B1 "$WS/tree" | cut -f1)" \
+	"$(fs du -s --apparent-size -B1 "$F/tree" | cut -f1)" "du over files/tree/ after the upgrades"
+assert_eq "$(cd "$WS" && find tree big -printf '%y %s %p\n' | sort | md5sum)" \
+	"$(cd "$F" && fs find tree big -printf '%y %s %p\n' | sort | md5sum)" "find over files/ after the upgrades"
+assert_eq "$N" "$(fs find "$F/big" -type f | wc -l)" "find counts every file of big/"
+assert_file_eq "$F/tree/a/b/c/f3" "$(head -c 2017 /dev/zero | tr '\0' y)" "a file reads back whole"
+
+sfs_done
