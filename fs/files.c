@@ -32,7 +32,6 @@
 #include "files.h"
 #include "files_fh.h"
 #include "files_node.h"
-#include "sessions/core/objs.h"
 #include "tree.h"
 
 /* ---------------------------------------------------------------- checks */
@@ -46,6 +45,7 @@ static int bad_name(const char *name)
 		return ENOENT;
 	return 0;
 }
+
 /* The descriptor of fi's open file, or -ESTALE when its handle names
  * none (lost in an upgrade, or a crashed program's). */
 static int fd_of(const struct fuse_file_info *fi)
@@ -112,7 +112,9 @@ static void f_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct fnode *n = fnode_of(ino);
 	int fd = fi ? fd_of(fi) : -1;
-	int rc = !n ? -fnode_err(ino) : fd == -ESTALE ? fd : fnode_as_caller(req);
+	int rc = !n	       ? -fnode_err(ino) :
+		 fd == -ESTALE ? fd :
+				 fnode_as_caller(req);
 	int sw = rc;
 
 	if (rc >= 0) {
@@ -474,10 +476,10 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -sw;
 	if (!err) {
 		/* its descriptor is uid's (sessions/session/fdq.c) */
-		fd = fdq_take(uid, fnode_openat(n->fd, ".",
-						O_RDONLY | O_DIRECTORY |
-							O_CLOEXEC,
-						0));
+		fd = fdq_take(uid,
+			      fnode_openat(n->fd, ".",
+					   O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					   0));
 		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
@@ -539,7 +541,7 @@ static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t len;
 
 	if (!buf) {
-		fuse_reply_err(req, !dir	       ? fnode_err(ino) :
+		fuse_reply_err(req, !dir	 ? fnode_err(ino) :
 				    !d || !d->dp ? ESTALE :
 						   ENOMEM);
 		return;

@@ -29,8 +29,10 @@ int files_init(const char *workspace);
  * again, its descriptor counted as before (sessions/session/fdq.h). A
  * node or open file whose descriptor is missing answers ESTALE until
  * the kernel lets it go; without the root's descriptor (a state written
- * after a crash) the workspace is opened again by its name and all of
- * them are stale. Returns 0, or -errno when no root could be had. */
+ * after a crash) the configured workspace is opened again and all of
+ * them are stale. Each case is one line of the log. Returns 0, or -errno
+ * when no root could be had (files/ is then as after a failed
+ * files_init). */
 struct state_w;
 struct state_r;
 void files_save(struct state_w *w);

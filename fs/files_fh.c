@@ -104,8 +104,7 @@ struct fslot *fslot_of(uint64_t fh)
 {
 	size_t i = index_of(fh);
 
-	return i == SIZE_MAX || !slots[i] || slots[i]->fd < 0 ? NULL :
-								 slots[i];
+	return i == SIZE_MAX || !slots[i] || slots[i]->fd < 0 ? NULL : slots[i];
 }
 
 void fslot_close(uint64_t fh)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include "conf/conf.h"
 #include "sessions/core/log.h"
 #include "sessions/core/state.h"
 #include "files.h"
@@ -127,6 +128,22 @@ static unsigned count_all(const struct state_r *o)
 	return n;
 }
 
+/* The state came without the root's descriptor: the workspace of this
+ * start's configuration (that of the state when there is none), and a
+ * generation that makes whatever the kernel holds of files/ stale. */
+static int restore_none(const struct state_r *o, const char *ws)
+{
+	const char *path = conf.workspace ? conf.workspace : ws;
+	int rc = fnode_root.fd >= 0 ? 0 : path ? files_init(path) : -ENOENT;
+
+	new_gen();
+	log_msg(LOG_WARNING,
+		"files/: the workspace's descriptor was not handed over: %u "
+		"inodes and open files of files/ are stale (ESTALE)",
+		count_all(o));
+	return rc;
+}
+
 int files_restore(const struct state_r *o)
 {
 	int fd = state_get_fd(o, KF_ROOT_FD);
@@ -138,27 +155,25 @@ int files_restore(const struct state_r *o)
 	fnode_save_creds();
 	if (fd >= 0 && gen > 0 && gen <= UINT32_MAX) {
 		rc = root_take(fd);
+		if (rc < 0)
+			log_msg(LOG_WARNING,
+				"files/: the workspace handed over: %s",
+				strerror(-rc));
 		fnode_gen = (uint32_t)gen;
 		restore_all(o, n);
 		log_msg(n[1] || n[2] ? LOG_WARNING : LOG_INFO,
 			"files/: %u inodes and open files kept, %u lost "
 			"(ESTALE), %u refused",
 			n[0], n[1], n[2]);
+		if (ws) { /* the root's name is the one handed over */
+			free(ws_path);
+			ws_path = ws;
+			ws = NULL;
+		}
 	} else {
 		if (fd >= 0)
 			close(fd);
-		rc = fnode_root.fd >= 0 ? 0 : ws ? files_init(ws) : -ENOENT;
-		new_gen();
-		log_msg(LOG_WARNING,
-			"files/: the workspace's descriptor was not handed "
-			"over: %u inodes and open files of files/ are stale "
-			"(ESTALE)",
-			count_all(o));
-	}
-	if (ws && (!ws_path || strcmp(ws, ws_path))) {
-		free(ws_path);
-		ws_path = ws;
-		ws = NULL;
+		rc = restore_none(o, ws);
 	}
 	free(ws);
 	return rc;

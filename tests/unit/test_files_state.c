@@ -15,9 +15,9 @@
 #include "fs/files.c"
 #include "unit.h"
 
-#define SHE	1000
-#define NNAMES	300
-#define DIRBUF	1024 /* a readdir buffer a few dozen entries long */
+#define SHE    1000
+#define NNAMES 300
+#define DIRBUF 1024 /* a readdir buffer a few dozen entries long */
 
 static char ws[PATH_MAX];
 static char *saved; /* the state files_save wrote */
@@ -143,9 +143,9 @@ static uint64_t open_file(const struct fnode *n, uid_t uid)
 
 static uint64_t open_dir(const struct fnode *n, uid_t uid)
 {
-	int fd = fdq_take(uid, fnode_openat(n->fd, ".",
-					    O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-					    0));
+	int fd = fdq_take(uid,
+			  fnode_openat(n->fd, ".",
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
 	uint64_t fh = 0;
 
 	ck_assert_int_eq(fslot_opendir(fd, uid, &fh), 0);
@@ -241,8 +241,7 @@ START_TEST(open_file_writes_on)
 END_TEST
 
 /* Reads a buffer of entries of handle fh into seen (counts by index). */
-static size_t read_some(struct fnode *dir, uint64_t fh, int *seen,
-			int *dots)
+static size_t read_some(struct fnode *dir, uint64_t fh, int *seen, int *dots)
 {
 	char buf[DIRBUF];
 	ssize_t len = fill_dir(NULL, dir, fslot_of(fh), buf, sizeof(buf));
