@@ -123,6 +123,8 @@ upgrade_step() { # STEP
 	sfs_until "$T" test "$(upgrades)" -gt "$before"
 	assert_eq $((before + 1)) "$(upgrades)" "upgrade $step: the daemon's log tells of it"
 	assert_eq "$SFS_PID" "$(sfs_daemon_pids_at "$MNT" | head -n 1)" "upgrade $step: the same daemon pid serves"
+	assert_eq "$step" "$(grep -c 'files/: [0-9]* inodes and open files kept, 0 lost (ESTALE), 0 refused' "$SFS_TMP/daemon.log")" \
+		"upgrade $step: the daemon's log says files/ kept everything"
 	assert_eq "$held1" "$(metric fds_held)" "upgrade $step: the daemon holds as many descriptors for users as before"
 	assert_eq "$stat0" "$(cached)" "upgrade $step: cached paths stat to the same inodes, sizes and types"
 	: >"$H/go$step"
