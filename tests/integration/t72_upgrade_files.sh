@@ -137,6 +137,17 @@ upgrade_step() { # STEP
 	assert_eq $(((N / 3) * (step + 1))) "$n" "upgrade $step: its listing goes on by another third"
 	assert_eq "c,f2" "$here" "upgrade $step: ls of its cwd"
 }
+# an upgrade the new program refuses (/bin/false reads no state): files/
+# was saved, and goes on as it was
+if fs bash -c 'echo "upgrade /bin/false" >"$1"' _ "$MNT/ctl" 2>/dev/null; then
+	fail "a refused upgrade fails its write" "the write succeeded"
+else
+	pass "a refused upgrade fails its write"
+fi
+assert_eq "$held1" "$(metric fds_held)" "a refused upgrade: the daemon holds as many descriptors for users"
+assert_eq "$stat0" "$(cached)" "a refused upgrade: cached paths stat as before"
+assert_eq 0 "$(upgrades)" "a refused upgrade: the daemon's log tells of no upgrade"
+
 upgrade_step 1
 upgrade_step 2
 
