@@ -8,8 +8,8 @@
  * Everything is kept by its descriptor, so the next program serves the
  * very same files, whatever was renamed or removed meanwhile. Without
  * the root's descriptor (a state written after a crash) nothing the
- * kernel holds can be trusted: the workspace is opened again by its
- * name, and a new generation makes the kernel's old inodes and handles
+ * kernel holds can be trusted: the configured workspace is opened
+ * again, and a new generation makes the kernel's old inodes and handles
  * of files/ stale (ESTALE) rather than names of other files.
  */
 #include <errno.h>
