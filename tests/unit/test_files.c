@@ -10,6 +10,8 @@
 #include "fs/files_fh.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
+#include "fs/fam_root.h"
+#include "fs/fam_session.h"
 #include "unit.h"
 
 static char ws[PATH_MAX], outside[PATH_MAX];
