@@ -5,7 +5,7 @@
  * Every inode below files/ is a struct fnode: an O_PATH|O_NOFOLLOW
  * descriptor of the real file, its (st_dev, st_ino), so that one real
  * file is one FUSE inode (hard links included), and the kernel's lookup
- * count. Its inode number is tree_ino(id, FT_FILE) with id from
+ * count. Its inode number is fnode_ino_of(id) with id from
  * objs_add(OBJ_FILE); the workspace root is tree_ino(0, FT_FILES) and is
  * never freed. A node goes when the kernel forgets its last lookup.
  *
@@ -154,9 +154,20 @@ int fnode_root_set(int fd, const struct stat *st)
 	return 0;
 }
 
+/* The generation's bits of an inode number (56 - FNODE_ID_BITS). */
+static uint64_t gen_bits(void)
+{
+	return fnode_gen & ((UINT64_C(1) << (56 - FNODE_ID_BITS)) - 1);
+}
+
+fuse_ino_t fnode_ino_of(uint64_t id)
+{
+	return tree_ino(gen_bits() << FNODE_ID_BITS | id, FT_FILE);
+}
+
 fuse_ino_t fnode_ino(const struct fnode *n)
 {
-	return n->id ? tree_ino(n->id, FT_FILE) : tree_ino(0, FT_FILES);
+	return n->id ? fnode_ino_of(n->id) : tree_ino(0, FT_FILES);
 }
 
 /* The node of ino, lost or not, or NULL. */
@@ -167,8 +178,10 @@ static struct fnode *node_any(fuse_ino_t ino)
 	switch ((ft_t)(ino & 0xff)) {
 	case FT_FILES:
 		return id == 0 && fnode_root.fd >= 0 ? &fnode_root : NULL;
-	case FT_FILE:
-		return objs_get(id, OBJ_FILE);
+	case FT_FILE: /* another generation's is stale */
+		return id >> FNODE_ID_BITS == gen_bits() ?
+			       objs_get(id & FNODE_ID_MAX, OBJ_FILE) :
+			       NULL;
 	default:
 		return NULL;
 	}
@@ -207,6 +220,12 @@ static struct fnode *node_new(int fd, const struct stat *st)
 		return NULL;
 	}
 	n->id = objs_add(OBJ_FILE, n);
+	if (n->id > FNODE_ID_MAX) { /* not in 2^36 nodes of one daemon */
+		hdel(n);
+		objs_del(n->id);
+		free(n);
+		return NULL;
+	}
 	return n;
 }
 
@@ -299,7 +318,7 @@ int fnode_restore(const struct state_r *o)
 
 	/* an id its inode number can hold, that nothing has yet, and a
 	 * node the kernel still knows */
-	if (id == 0 || id > UINT64_MAX >> 8 || nlookup == 0 ||
+	if (id == 0 || id > FNODE_ID_MAX || nlookup == 0 ||
 	    objs_kind(id) != OBJ_NONE)
 		rc = -EINVAL;
 	else if (!(n = calloc(1, sizeof(*n))))

@@ -36,6 +36,13 @@ struct fnode *fnode_find(dev_t dev, ino_t ino);
  * root, in place of the root before if any. 0 or -ENOMEM. */
 int fnode_root_set(int fd, const struct stat *st);
 fuse_ino_t fnode_ino(const struct fnode *n);
+/* The inode number of the node of id below the root: the generation's
+ * low bits above the id's FNODE_ID_BITS, so that no inode a crashed
+ * program gave out names a node of the next one (whose ids may be the
+ * same), and an upgrade, which keeps the generation, keeps them all. */
+#define FNODE_ID_BITS 36
+#define FNODE_ID_MAX  ((UINT64_C(1) << FNODE_ID_BITS) - 1)
+fuse_ino_t fnode_ino_of(uint64_t id);
 /* The node of ino, or NULL: see fnode_err. */
 struct fnode *fnode_of(fuse_ino_t ino);
 /* The errno for an ino that has no node: ESTALE below the root (a node

@@ -118,7 +118,7 @@ START_TEST(inodes)
 	ck_assert_ptr_eq(fnode_of(tree_ino(0, FT_FILES)), &fnode_root);
 	ck_assert_ptr_null(fnode_of(tree_ino(1, FT_FILES)));
 	ck_assert_ptr_null(fnode_of(tree_ino(0, FT_ROOT)));
-	ck_assert_ptr_null(fnode_of(tree_ino(12345, FT_FILE)));
+	ck_assert_ptr_null(fnode_of(fnode_ino_of(12345)));
 	ck_assert_uint_eq(fnode_ino(&fnode_root), tree_ino(0, FT_FILES));
 	ck_assert_int_eq(files_init(ws), -EALREADY);
 }
@@ -136,7 +136,7 @@ START_TEST(lookup_and_forget)
 	at(ws, "b", b, sizeof(b));
 	ck_assert_int_eq(link(a, b), 0);
 	n = look("a", &e);
-	ck_assert_uint_eq(e.ino, tree_ino(n->id, FT_FILE));
+	ck_assert_uint_eq(e.ino, fnode_ino_of(n->id));
 	ck_assert_uint_eq(e.attr.st_ino, e.ino);
 	ck_assert(S_ISREG(e.attr.st_mode));
 	ck_assert_ptr_eq(fnode_of(e.ino), n);

@@ -303,7 +303,7 @@ START_TEST(lost_descriptors_are_stale)
 {
 	struct fuse_entry_param ea, eb, e;
 	struct fnode *a, *b;
-	uint64_t fa, fb, fnew;
+	uint64_t fa, fb, fnew, b_id;
 	char p[PATH_MAX];
 
 	at("a", p, sizeof(p));
@@ -312,6 +312,7 @@ START_TEST(lost_descriptors_are_stale)
 	close(open(p, O_CREAT | O_WRONLY, 0644));
 	a = look(&fnode_root, "a", &ea);
 	b = look(&fnode_root, "b", &eb);
+	b_id = b->id;
 	fa = open_file(a, SHE);
 	fb = open_file(b, SHE);
 	save();
@@ -327,33 +328,34 @@ START_TEST(lost_descriptors_are_stale)
 	ck_assert_int_eq(fnode_err(eb.ino), ESTALE);
 	ck_assert_ptr_null(fslot_of(fb));
 	/* a new lookup of b is a new node; a new open another handle */
-	ck_assert_uint_ne(look(&fnode_root, "b", &e)->id, eb.ino >> 8);
+	ck_assert_uint_ne(fnode_ino(look(&fnode_root, "b", &e)), eb.ino);
 	fnew = open_file(fnode_of(e.ino), SHE);
 	ck_assert_uint_ne(fnew, fb);
 	/* the kernel lets them go */
 	fslot_close(fb);
 	fnode_forget(eb.ino, 1);
 	ck_assert_ptr_null(lost);
-	ck_assert_uint_eq(objs_kind(eb.ino >> 8), OBJ_NONE);
+	ck_assert_uint_eq(objs_kind(b_id), OBJ_NONE);
 	fslot_close(fa);
 	fslot_close(fnew);
 	ck_assert_uint_eq(fdq_held(), 0);
 }
 END_TEST
 
-/* A state without descriptors (a crash's): the workspace is opened by
- * its name, and every inode and handle from before is stale, whatever
- * the new program gives out. */
+/* A state without descriptors (a crash's): the workspace is opened
+ * again, and every inode and handle from before is stale, whatever the
+ * new program gives out: a node with the very id of an old one, a
+ * handle in the very slot. */
 START_TEST(crash_makes_all_stale)
 {
 	struct fuse_entry_param ea, e;
-	uint64_t fh, fnew;
+	uint64_t fh, fnew, id;
 	uint32_t gen = fnode_gen;
 	char p[PATH_MAX];
 
 	at("a", p, sizeof(p));
 	close(open(p, O_CREAT | O_WRONLY, 0644));
-	look(&fnode_root, "a", &ea);
+	id = look(&fnode_root, "a", &ea)->id;
 	fh = open_file(fnode_of(ea.ino), SHE);
 	save();
 	close(fnode_of(ea.ino)->fd);
@@ -367,10 +369,15 @@ START_TEST(crash_makes_all_stale)
 	ck_assert_ptr_null(fnode_of(ea.ino));
 	ck_assert_int_eq(fnode_err(ea.ino), ESTALE);
 	ck_assert_ptr_null(fslot_of(fh));
-	look(&fnode_root, "a", &e);
+	objs_reuse(id);
+	ck_assert_uint_eq(look(&fnode_root, "a", &e)->id, id);
 	ck_assert_uint_ne(e.generation, gen);
+	ck_assert_uint_ne(e.ino, ea.ino);
+	ck_assert_ptr_null(fnode_of(ea.ino));
 	fnew = open_file(fnode_of(e.ino), SHE);
+	ck_assert_uint_eq((uint32_t)fnew, (uint32_t)fh); /* the same slot */
 	ck_assert_uint_ne(fnew, fh);
+	ck_assert_ptr_null(fslot_of(fh));
 	fslot_close(fh); /* a stale handle's release changes nothing */
 	ck_assert_ptr_nonnull(fslot_of(fnew));
 	fslot_close(fnew);
@@ -426,10 +433,10 @@ START_TEST(bad_states_refused)
 	ck_assert_int_eq(files_restore(&body), 0);
 	state_w_free(&w);
 	ck_assert_ptr_nonnull(fnode_of(tree_ino(0, FT_FILES)));
-	ck_assert_ptr_null(fnode_of(tree_ino(77, FT_FILE)));
-	ck_assert_ptr_null(fnode_of(tree_ino(78, FT_FILE)));
+	ck_assert_ptr_null(fnode_of(fnode_ino_of(77)));
+	ck_assert_ptr_null(fnode_of(fnode_ino_of(78)));
 	ck_assert_uint_eq(objs_kind(78), OBJ_FILE); /* lost, until forgotten */
-	fnode_forget(tree_ino(78, FT_FILE), 1);
+	fnode_forget(fnode_ino_of(78), 1);
 	ck_assert_ptr_null(fslot_of(handle(3)));
 	ck_assert_uint_eq(nslots, 4);
 	ck_assert_int_eq(fcntl(fd, F_GETFD), -1); /* closed as refused */
