@@ -7,7 +7,11 @@
 # to the same inodes, the descriptors the daemon holds count as before,
 # and du and find over files/ agree with the workspace itself. Then the
 # same again after a second upgrade, with what the first one restored.
-# shellcheck disable=SC2016
+# An upgrade the new program refuses before them changes nothing. Last,
+# a crash of the server: the keeper's new one has no descriptor of the
+# dead one's, so the holder's file, cwd and listing fail with ESTALE
+# (never another file), paths work again, and so do du and find.
+# shellcheck disable=SC2016,SC2317  # functions called through sfs_until
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +45,8 @@ fs() { timeout -k 2 "$T" "$@"; }
 metric() { fs cat "$MNT/metrics" | awk -v k="sessionfs_$1" '$1 == k { print $2 }'; }
 # the upgrades the daemon's log tells of (fs/upgrade.c: "upgrade: serving")
 upgrades() { grep -c 'upgrade: serving' "$SFS_TMP/daemon.log"; }
+upgrades_past() { [ "$(upgrades)" -gt "$1" ]; }
+held_is() { [ "$(metric fds_held)" = "$1" ]; }
 
 # the holder: steps on its own, told to go on by the test (files in $H)
 H=$SFS_TMP/h
@@ -85,9 +91,29 @@ for step in ("1", "2"):
         os.stat(".").st_ino, len(names), ",".join(here)))
 listing(it, 0, names)
 it.close()
-os.close(fd)
 with open(H + "/names", "w") as f:
     f.write("\n".join(names) + "\n")
+# then a crash: what the kernel holds from before answers an error
+it = os.scandir(F + "/big")
+listing(it, int(sys.argv[4]), [])
+say("ready3", "\n")
+wait("go3")
+
+def err(fn):
+    try:
+        fn()
+        return 0
+    except OSError as e:
+        return e.errno
+
+errs = (err(lambda: os.write(fd, b"lost\n")), err(lambda: os.fstat(fd)),
+        err(lambda: os.listdir(".")), err(lambda: listing(it, 0, [])))
+fd2 = os.open(F + "/log-moved.txt", os.O_WRONLY | os.O_APPEND)
+os.write(fd2, b"after the crash\n")
+os.close(fd2)
+say("step3", "%d %d %d %d\n" % errs)
+it.close()
+os.close(fd)
 say("done", "ok\n")
 EOF
 
@@ -111,6 +137,16 @@ stat0=$(cached)
 # file, not the name
 mv "$WS/log.txt" "$WS/log-moved.txt"
 
+# the server: the keeper's child (the keeper is $SFS_PID), else $SFS_PID
+server() {
+	local p
+	for p in $(sfs_daemon_pids_at "$MNT"); do
+		[ "$(sfs_ppid "$p")" = "$SFS_PID" ] && { echo "$p"; return 0; }
+	done
+	echo "$SFS_PID"
+}
+server0=$(server)
+
 # one upgrade, then go on: STEP's checks
 upgrade_step() { # STEP
 	local step=$1 before fino cino n here
@@ -120,9 +156,9 @@ upgrade_step() { # STEP
 	else
 		fail "upgrade $step: the ctl's write succeeds" "$(head -c 300 "$SFS_TMP/up.err")"
 	fi
-	sfs_until "$T" test "$(upgrades)" -gt "$before"
+	sfs_until "$T" upgrades_past "$before"
 	assert_eq $((before + 1)) "$(upgrades)" "upgrade $step: the daemon's log tells of it"
-	assert_eq "$SFS_PID" "$(sfs_daemon_pids_at "$MNT" | head -n 1)" "upgrade $step: the same daemon pid serves"
+	assert_eq "$server0" "$(server)" "upgrade $step: the same server pid serves"
 	assert_eq "$step" "$(grep -c 'files/: [0-9]* inodes and open files kept, 0 lost (ESTALE), 0 refused' "$SFS_TMP/daemon.log")" \
 		"upgrade $step: the daemon's log says files/ kept everything"
 	assert_eq "$held1" "$(metric fds_held)" "upgrade $step: the daemon holds as many descriptors for users as before"
@@ -151,11 +187,9 @@ assert_eq 0 "$(upgrades)" "a refused upgrade: the daemon's log tells of no upgra
 upgrade_step 1
 upgrade_step 2
 
-if sfs_until "$T" test -e "$H/done"; then pass "the holder ends"; else
-	fail "the holder ends" "$(head -c 300 "$H/out")"
+if sfs_until "$T" test -e "$H/ready3"; then pass "the holder has listed big/ and opened it again"; else
+	fail "the holder has listed big/ and opened it again" "$(head -c 300 "$H/out")"
 fi
-wait "$HOLDER" 2>/dev/null
-assert_eq 0 "$?" "the holder exits with 0"
 assert_file_eq "$WS/log-moved.txt" $'before\nafter 1\nafter 2\n' \
 	"every write landed in the same file, renamed meanwhile"
 check "no log.txt was made again" test ! -e "$WS/log.txt"
@@ -169,10 +203,41 @@ else
 	fail "the listing across two upgrades has every name once" \
 		"$(wc -l <"$H/names") names, $(sort "$H/names" | uniq -d | wc -l) twice, $(comm -13 "$H/names.sorted" "$H/names.real" | wc -l) missing"
 fi
-sfs_until "$T" test "$(metric fds_held)" = "$held0"
+
+# a crash of the server (the keeper starts another on the same /dev/fuse,
+# with no descriptor of the dead one's): the holder's file, cwd and
+# listing answer ESTALE, never another file, and paths work again
+recovered() { grep -c 'recovered after a crash' "$SFS_TMP/daemon.log"; }
+recovered_past() { [ "$(recovered)" -gt "$1" ]; }
+if [ "$server0" != "$SFS_PID" ]; then
+	kill -KILL "$server0"
+	sfs_until "$T" recovered_past 0
+	assert_eq 1 "$(recovered)" "crash: the keeper's new server tells of its recovery"
+	assert_true "crash: another server pid serves" "server $(server)" test "$(server)" != "$server0"
+	stat1=$(cached)
+	assert_eq "$(cut -d' ' -f2- <<<"$stat0")" "$(cut -d' ' -f2- <<<"$stat1")" "crash: cached paths stat again (sizes, types)"
+	assert_eq 0 "$(metric fds_held)" "crash: the new server holds no descriptor for the holder"
+	: >"$H/go3"
+	if sfs_until "$T" test -e "$H/step3"; then pass "crash: the holder goes on"; else
+		fail "crash: the holder goes on" "$(head -c 300 "$H/out")"
+	fi
+	assert_eq "116 116 116 116" "$(cat "$H/step3" 2>/dev/null)" \
+		"crash: its write, fstat, ls of its cwd and listing fail with ESTALE"
+	assert_file_eq "$WS/log-moved.txt" $'before\nafter 1\nafter 2\nafter the crash\n' \
+		"crash: the lost write went nowhere, one by the path landed"
+else
+	note "no keeper: the crash is not tried"
+	: >"$H/go3"
+fi
+if sfs_until "$T" test -e "$H/done"; then pass "the holder ends"; else
+	fail "the holder ends" "$(head -c 300 "$H/out")"
+fi
+wait "$HOLDER" 2>/dev/null
+assert_eq 0 "$?" "the holder exits with 0"
+sfs_until "$T" held_is "$held0"
 assert_eq "$held0" "$(metric fds_held)" "closed: the daemon holds no descriptor of the holder's"
 
-# du and find over files/ after the upgrades, against the workspace
+# du and find over files/ after all that, against the workspace
 assert_eq "$(du -s --apparent-size -B1 "$WS/tree" | cut -f1)" \
 	"$(fs du -s --apparent-size -B1 "$F/tree" | cut -f1)" "du over files/tree/ after the upgrades"
 assert_eq "$(cd "$WS" && find tree big -printf '%y %s %p\n' | sort | md5sum)" \
