@@ -270,7 +270,7 @@ static int restore_sessions(const struct state_r *layer)
  * NULL): returns the exit status. */
 static int serve(const struct state_r *root)
 {
-	struct state_r layer, *lp = NULL;
+	struct state_r layer, files, *lp = NULL;
 	int rc = loop_init();
 
 	if (root && state_obj(root, UPK_LAYER, &layer))
@@ -297,7 +297,9 @@ static int serve(const struct state_r *root)
 	else if (rc == 0)
 		rc = make_default_session();
 	sstate_checkpoints(keeper_fd() >= 0);
-	if (rc == 0 && files_init(conf.workspace) < 0)
+	if (rc == 0 && root && state_obj(root, UPK_FILES, &files))
+		files_restore(&files);
+	else if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
 	fsn_ops_init();

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "files.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
 #include "sessions/session/sstate.h"
@@ -161,6 +162,7 @@ static int save(struct state_w *w)
 	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
+	files_save(w); /* UPK_FILES */
 	rc = state_w_bytes(w, &p, &len);
 	if (rc < 0)
 		return rc;
