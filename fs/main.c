@@ -61,6 +61,7 @@ static void begin_shutdown(const char *why)
 	if (stopping)
 		return;
 	stopping = true;
+	sstate_checkpoints(false); /* what ends now is not to come back */
 	log_msg(LOG_INFO, "%s: ending every session", why);
 	sess_shutdown(shutdown_done, NULL);
 }
