@@ -76,8 +76,7 @@ void state_put(struct state_w *w, uint16_t key, const void *p, size_t len)
 		return;
 	}
 	put_hdr(&w->b, key, STATE_FIELD, (uint32_t)len);
-	if (len) /* an empty field may have no bytes (an empty strbuf's) */
-		sb_add(&w->b, p, len);
+	sb_add(&w->b, p, len);
 }
 
 void state_put_u64(struct state_w *w, uint16_t key, uint64_t v)
@@ -274,4 +273,16 @@ int state_get_fd(const struct state_r *o, uint16_t key)
 		return -1;
 	fcntl((int)v, F_SETFD, fl | FD_CLOEXEC);
 	return (int)v;
+}
+
+static unsigned long generation;
+
+void state_touch(void)
+{
+	generation++;
+}
+
+unsigned long state_generation(void)
+{
+	return generation;
 }

@@ -17,7 +17,7 @@
 #include "sessions/ctx/ctx.h"
 #include "sessions/ctx/ctxint.h"
 #include "sessions/session/sess.h"
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 
 const char *ctx_lang_name(enum ctx_lang l)
 {
@@ -72,7 +72,7 @@ int ctx_contain(struct ctx *c)
 
 void ctx_attach(struct ctx *c)
 {
-	sstate_touch(); /* a checkpoint keeps contexts too */
+	state_touch(); /* a checkpoint keeps contexts too */
 	list_add_tail(&c->sess->ctxs, &c->link);
 	sess_part_add(c->sess, &c->part, &ctx_part_ops);
 	c->sess->nctxs++;
@@ -116,7 +116,7 @@ int ctx_new(struct sess *s, const char *name, struct ctx **out)
 
 static int locked(struct ctx *c, const char *what)
 {
-	sstate_touch(); /* a setting changes */
+	state_touch(); /* a setting changes */
 	if (!c->locked)
 		return 0;
 	sess_error(c->sess, "contexts/%s/%s: set before the first code only",
@@ -214,7 +214,7 @@ int ctx_unsetenv(struct ctx *c, const char *name)
 
 void ctx_set_timeout(struct ctx *c, uint64_t ms)
 {
-	sstate_touch();
+	state_touch();
 	c->timeout_ms = ms;
 }
 

@@ -29,7 +29,7 @@
 #include "sessions/ctx/ctx.h"
 #include "sessions/ctx/ctxint.h"
 #include "sessions/session/sess.h"
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 #include "sessions/session/fdq.h"
 
 static void pump(struct ctx *c);
@@ -97,7 +97,7 @@ struct run *ctx_submit(struct ctx *c, const char *code, size_t len, int *err)
 	r->has_cmd = true;
 	r->queued_wall = loop_wall_ms();
 	c->locked = true;
-	sstate_touch();
+	state_touch();
 	list_add_tail(&c->execs, &r->link);
 	c->nexecs++;
 	list_add_tail(&c->queue, &r->qlink);
@@ -253,7 +253,7 @@ static int spawn_with(struct ctx *c, const char *drv)
 	loop_add(&c->idle_o, EPOLLIN);
 	loop_add(&c->idle_e, EPOLLIN);
 	reap_add(&c->reap, p.pid, ctx_reaped, c);
-	sstate_touch(); /* a checkpoint names the interpreter it loses */
+	state_touch(); /* a checkpoint names the interpreter it loses */
 	return 0;
 }
 
@@ -326,7 +326,7 @@ static void start_exec(struct ctx *c, struct run *r)
 		c->timeout_ms ? r->started_mono + (int64_t)c->timeout_ms : 0;
 	c->active = r;
 	c->state = CTX_RUNNING;
-	sstate_touch();
+	state_touch();
 	c->interrupted = false;
 	c->kill_stage = 0;
 	idle_watch(c, false);
@@ -491,7 +491,7 @@ static void drop(struct ctx *c)
 	sess_part_del(&c->part);
 	s->nctxs--;
 	objs_del(c->id);
-	sstate_touch();
+	state_touch();
 	envmap_free(&c->env);
 	free(c->abuf.p);
 	free(c->why);

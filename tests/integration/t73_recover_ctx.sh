@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t72_recover_ctx: code contexts through a crash (kill -9 of the server),
+# t73_recover_ctx: code contexts through a crash (kill -9 of the server),
 # which the keeper follows with a restart from the last checkpoint. A
 # checkpoint holds no descriptors, so an interpreter cannot be driven
 # again: a python context's finished executions stay (their results and
