@@ -67,6 +67,7 @@ check "a checkpoint has them" sfs_until 20 ckpt_after "$t"
 SERVER=$(field "$MNT/health" pid)
 check "kill -9 the server" kill -KILL "$SERVER"
 check "the server is started again" sfs_until 30 field_is "$MNT/health" recoveries 1
+sfs_note_server # the new one, for the cleanup
 check "the running execution's writer returns" sfs_wait_gone "$RUNNING" 20
 check "the queued one's writer returns" sfs_wait_gone "$QUEUED" 20
 check "the old interpreter is gone" sfs_until 10 gone_or_zombie "$PYPID"
