@@ -47,7 +47,7 @@ ckpt_after() {
 }
 
 # gone_or_zombie PID: PID runs no more
-gone_or_zombie() { ! grep -qs '^State:[[:space:]]*[^Z]' "/proc/$1/status"; }
+gone_or_zombie() { ! grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status"; }
 
 check "mkdir contexts/py" sfs_mkdir "$P"
 check "x = 41" code 'x = 41; x'
