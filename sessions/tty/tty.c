@@ -566,6 +566,31 @@ char *tty_status(const struct tty *t, size_t *len)
 	return sb_take(&b, len);
 }
 
+int tty_resume(struct tty *t, const struct state_r *screen, int64_t grace_at,
+	       int64_t wake_at)
+{
+	if (t->state == TTY_NONE)
+		return 0;
+	t->term = term_restore(screen, t->cols, t->rows,
+			       conf.tty_scrollback_lines, to_pty, t);
+	if (!t->term)
+		return -ENOMEM;
+	t->master.fn = on_master;
+	t->master.arg = t;
+	if (t->pid)
+		reap_add(&t->reap, t->pid, reaped, t);
+	/* on_retry watches the master once a process has the slave open */
+	if (t->master.fd >= 0)
+		loop_timer_add(&t->retry, loop_now_ms(), on_retry, t);
+	if (t->pend.len > 0)
+		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
+	if (grace_at && t->state == TTY_RUNNING)
+		loop_timer_add(&t->grace, grace_at, on_grace, t);
+	if (wake_at)
+		loop_timer_add(&t->wake, wake_at, on_wake, t);
+	return 0;
+}
+
 void tty_hangup(struct tty *t)
 {
 	if (!t || t->state != TTY_RUNNING)
