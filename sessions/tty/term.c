@@ -97,6 +97,10 @@ static int settermprop(VTermProp prop, VTermValue *val, void *user)
 		}
 	} else if (prop == VTERM_PROP_ALTSCREEN) {
 		t->altscreen = val->boolean;
+		if (!t->altscreen) { /* the main screen is shown again */
+			free(t->main.p);
+			t->main = (struct strbuf){ 0 };
+		}
 	} else if (prop == VTERM_PROP_CURSORVISIBLE) {
 		t->hidden = !val->boolean;
 	}
@@ -160,6 +164,7 @@ void term_free(struct term *t)
 	free(t->title);
 	free(t->line);
 	free(t->held);
+	free(t->main.p);
 	free(t);
 }
 
@@ -352,6 +357,9 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			i += n;
 			continue;
 		}
+		if (!t->altscreen &&
+		    vtskip_alt_next(&t->scan, (unsigned char)buf[i]))
+			term_keep_main(t); /* vtskip_scan stopped before */
 		n = vtskip_scan(&t->scan, buf + i, len - i,
 				n == 0 && may_hold(t));
 		write_after_held(t, buf + i, n);

@@ -46,11 +46,22 @@ struct term {
 	/* while set, what libvterm sends goes here, not to out (a look at
 	 * what a key would send, a screen drawn again) */
 	struct strbuf *capture;
+	/* While the alternate screen is on, the main screen's drawing as it
+	 * was when it came on, at main_cols x main_rows: libvterm shows
+	 * only the screen in use, and an upgrade puts both back. */
+	struct strbuf main;
+	int main_cols, main_rows;
 };
 
 /* Appends line (malloc'd, taken) to the scrolled-off lines (sb_max > 0),
  * dropping the oldest when they are sb_max. */
 void term_sb_push(struct term *t, char *line);
+/* termdraw.c: term_draw appends the drawing of t's screen in use, its
+ * pen, scroll region, cursor and the modes of its keys to d;
+ * term_keep_main keeps the screen's drawing (but the modes) in t->main,
+ * right before the alternate screen comes on. */
+void term_draw(struct term *t, struct strbuf *d);
+void term_keep_main(struct term *t);
 
 /* Appends code point c as UTF-8; its length. */
 static inline size_t term_put_utf8(char *p, uint32_t c)
