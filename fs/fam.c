@@ -50,6 +50,7 @@ void fh_free(struct fh *fh)
 	free(fh->var);
 	free(fh->before.val);
 	list_del(&fh->link);
+	objs_del(fh->id);
 	free(fh);
 }
 
@@ -61,6 +62,18 @@ void fh_opened(struct fh *fh, fuse_req_t req, const struct fuse_file_info *fi)
 	fh->uid = ctx->uid;
 	fh->gid = ctx->gid;
 	fh->flags = fi->flags;
+}
+
+struct fh *fh_next(struct fh *fh)
+{
+	struct list *l = fh ? fh->link.next : open_files.next;
+
+	return l == &open_files ? NULL : list_entry(l, struct fh, link);
+}
+
+void fh_track(struct fh *fh)
+{
+	list_add_tail(&open_files, &fh->link);
 }
 
 void fh_free_all(void)
@@ -75,6 +88,7 @@ struct fh *fh_new(const struct node *n)
 
 	if (!fh)
 		return NULL;
+	fh->id = objs_add(OBJ_FH, fh);
 	fh->fe = tree_fent(n->ft);
 	fh->sid = n->s ? n->s->id : 0;
 	fh->cid = n->c ? n->c->id : 0;

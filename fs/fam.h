@@ -10,6 +10,7 @@
 #include <fuse_lowlevel.h>
 #include <stdbool.h>
 #include "park.h"
+#include "sessions/core/objs.h"
 #include "sessions/core/strbuf.h"
 #include "tree.h"
 
@@ -17,8 +18,10 @@
 
 /* An open file. */
 struct state_w;
+struct state_r;
 
 struct fh {
+	uint64_t id;	       /* fi->fh: an object id, kept by an upgrade */
 	const struct fent *fe; /* its row */
 	uint64_t sid;	       /* its session's id (0: none) */
 	uint64_t cid;	       /* its code context's id (0: none) */
@@ -56,9 +59,11 @@ struct fh {
 	void (*priv_save)(const void *priv, struct state_w *w);
 };
 
+/* The open file of fi, or NULL when there is none of that id (a
+ * handle an upgrade could not keep). */
 static inline struct fh *fh_of(const struct fuse_file_info *fi)
 {
-	return (struct fh *)(uintptr_t)fi->fh;
+	return objs_get(fi->fh, OBJ_FH);
 }
 
 /* An open file of n (it holds n's run). NULL on ENOMEM. */
@@ -69,6 +74,17 @@ void fh_free(struct fh *fh);
 /* Frees the files still open when the daemon exits: the kernel sends no
  * release for them once the connection is gone. */
 void fh_free_all(void);
+/* The open file after fh (NULL: the first), NULL after the last. */
+struct fh *fh_next(struct fh *fh);
+/* fh, made again by an upgrade, joins the open files. */
+void fh_track(struct fh *fh);
+/* An upgrade in place: every open file as an object of key, and made
+ * again (fh_restore_all returns how many could not be). */
+void fh_save_all(struct state_w *w, uint16_t key);
+unsigned fh_restore_all(const struct state_r *o, uint16_t key);
+/* Wakes every poll that waits (before an upgrade: the kernel asks the
+ * next program again). */
+void fh_wake_polls(void);
 /* Makes r (may be NULL) the run fh holds. */
 void fh_set_run(struct fh *fh, struct run *r);
 /* Drops fh's poll watch. */

@@ -13,6 +13,7 @@
 #include "files.h"
 #include "readme.h"
 #include "sessions/core/ctl.h"
+#include "upgrade.h"
 #include "sessions/core/log.h"
 
 static char *readme_file(const struct node *n, size_t *len)
@@ -39,52 +40,76 @@ static void killall_done(void *arg)
 	free(w);
 }
 
-/* The root ctl's one verb; its write carries it out for all its lines at
- * once (the reply waits for the end of every process), not a row. */
+/* The root ctl's verbs; a write carries them out for all its lines at
+ * once (the reply waits for the end of every process, or for the next
+ * program), not a row each. */
 static const struct ctl_verb ctl_verbs[] = {
 	{ "killall", CTL_ARG_NONE, false, NULL },
+	{ "upgrade", CTL_ARG_PATH, false, NULL },
 	{ 0 },
 };
 
-/* True when every line of buf is killall (or empty), and whether any
- * is. */
-static bool only_killall(const char *buf, size_t size, bool *any)
+/* Checks every line of buf: true when all are verbs (or empty); *any
+ * counts the killall lines, and *up gets an upgrade line's arguments. */
+static bool parse_lines(const char *buf, size_t size, unsigned *any,
+			struct ctl_args *up, bool *upgrade)
 {
 	struct ctl_args a;
 	size_t start = 0;
-	char usage[32];
+	char usage[64];
 
-	*any = false;
+	*any = 0;
+	*upgrade = false;
 	for (size_t i = 0; i <= size; i++) {
+		const struct ctl_verb *v;
+
 		if (i < size && buf[i] != '\n')
 			continue;
-		if (i > start &&
-		    !ctl_lookup(ctl_verbs, buf + start, i - start, &a)) {
+		v = i > start ? ctl_lookup(ctl_verbs, buf + start, i - start,
+					   &a) :
+				NULL;
+		if (i > start && !v) {
 			ctl_usage(ctl_verbs, usage, sizeof(usage));
 			log_msg(LOG_WARNING, "ctl: '%.*s' is not %s",
 				(int)(i - start > 80 ? 80 : i - start),
 				buf + start, usage);
 			return false;
 		}
-		*any |= i > start;
+		if (v && v == &ctl_verbs[1]) {
+			*upgrade = true;
+			*up = a;
+		} else if (v) {
+			(*any)++;
+		}
 		start = i + 1;
 	}
 	return true;
 }
 
 /* The root ctl: `killall` (one per line) ends every run and process of
- * every session; the write returns once they are gone. */
+ * every session, and the write returns once they are gone; `upgrade
+ * [PATH]`, alone in its write, replaces the program (upgrade.h). */
 static int ctl_write(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size, off_t off)
 {
 	struct write_wait *w;
-	bool killall;
+	struct ctl_args up;
+	unsigned killall;
+	bool upgrade;
+	int rc;
 
 	(void)off;
-	(void)fh;
 	(void)n;
-	if (!only_killall(buf, size, &killall))
+	if (!parse_lines(buf, size, &killall, &up, &upgrade))
 		return -EINVAL;
+	if (upgrade && killall)
+		return -EINVAL;
+	if (upgrade) {
+		log_msg(LOG_NOTICE, "ctl: upgrade%s%.*s", up.plen ? " " : "",
+			(int)up.plen, up.path ? up.path : "");
+		rc = upgrade_request(req, size, up.path, up.plen, fh->uid);
+		return rc < 0 ? rc : FOPS_LATER;
+	}
 	w = killall ? malloc(sizeof(*w)) : NULL;
 	if (!w)
 		return 0;
@@ -99,7 +124,8 @@ static const struct fops ctl_ops = { .write = ctl_write };
 static const struct fent root_tab[] = {
 	{ "README", FT_README, FENT_RO, &readme_ops, 0, HOME_DIR, "this text" },
 	{ "ctl", FT_ROOTCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
-	  "write killall: ends every run and process of every session" },
+	  "write killall: ends every run and process of every session; "
+	  "upgrade [PATH]: replaces the program, keeping every session" },
 	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR,
 	  "variables of every session, present and future" },
 	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR,

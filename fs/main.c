@@ -36,6 +36,8 @@
 #include "sessions/core/loop.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
+#include "sessions/session/sstate.h"
+#include "upgrade.h"
 
 #ifndef SFS_VERSION
 #define SFS_VERSION "0"
@@ -75,6 +77,7 @@ static void on_fuse(struct loop_watch *w, uint32_t events)
 			begin_shutdown("unmounted");
 			return;
 		}
+		upgrade_saw(&fbuf);
 		fuse_session_process_buf(se, &fbuf);
 	}
 	/* after the replies: they need not wait for it */
@@ -240,29 +243,40 @@ static int make_default_session(void)
 	return rc;
 }
 
-/* Everything after the mount: returns the exit status. */
-static int serve(void)
+/* Everything after the mount (root: the state an upgrade handed over, or
+ * NULL): returns the exit status. */
+static int serve(const struct state_r *root)
 {
+	struct state_r layer, *lp = NULL;
 	int rc = loop_init();
 
+	if (root && state_obj(root, UPK_LAYER, &layer))
+		lp = &layer;
+	if (root && !lp)
+		rc = -EPROTO;
 	if (rc == 0)
 		rc = watch_signals();
 	if (rc == 0)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
 	if (rc == 0)
-		rc = sess_init();
+		rc = sess_init(lp);
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
 	shell_copy_program();
 	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
 		rc = fdq_init();
-	if (rc == 0)
+	if (rc == 0 && lp)
+		rc = sstate_restore(lp);
+	else if (rc == 0)
 		rc = make_default_session();
 	if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
 	fsn_ops_init();
+	if (rc == 0 && root)
+		rc = upgrade_finish(se, root);
+	upgrade_done();
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);
 	fuse_w.fn = on_fuse;
@@ -293,12 +307,41 @@ static int mount_at(const char *mountpoint)
 	return 0;
 }
 
+/* The mount, a new one or the one an upgrade handed over, and the
+ * service. Returns the exit status. */
+static int mount_and_serve(const struct fuse_cmdline_opts *opts, char **argv,
+			   int resume_fd)
+{
+	struct state_r root;
+	int status;
+
+	upgrade_setup(se, argv, opts->mountpoint); /* before a daemon's cd */
+	status = resume_fd >= 0 ? upgrade_attach(se, resume_fd, &root) :
+				  mount_at(opts->mountpoint);
+	if (status != 0)
+		return status;
+	if (resume_fd < 0)
+		fuse_daemonize(opts->foreground);
+	if (!opts->foreground)
+		log_use_syslog();
+	status = serve(resume_fd >= 0 ? &root : NULL);
+	if (upgrade_resumed())
+		upgrade_unmount();
+	else
+		fuse_session_unmount(se);
+	return status;
+}
+
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_args args;
 	struct fuse_cmdline_opts opts;
-	int status = 1;
+	int resume_fd;
+	int status = upgrade_args(&argc, argv, &resume_fd);
 
+	if (status >= 0)
+		return status;
+	args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 	conf_defaults();
 	if (configure(&args) != 0) {
 		fuse_opt_free_args(&args);
@@ -336,15 +379,7 @@ int main(int argc, char *argv[])
 			2; /* an unknown or malformed option (libfuse said which) */
 		goto out_args;
 	}
-	status = mount_at(opts.mountpoint);
-	if (status != 0)
-		goto out_session;
-	fuse_daemonize(opts.foreground);
-	if (!opts.foreground)
-		log_use_syslog();
-	status = serve();
-	fuse_session_unmount(se);
-out_session:
+	status = mount_and_serve(&opts, argv, resume_fd);
 	fuse_session_destroy(se);
 out_args:
 	free(fbuf.mem);

@@ -254,21 +254,37 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, fh ? -rc : ENOMEM);
 		return;
 	}
-	fi->fh = (uintptr_t)fh;
+	fi->fh = fh->id;
 	fi->direct_io = 1;
 	/* Only writers act on close: spare readers the FLUSH round trip. */
 	fi->noflush = acc == O_RDONLY;
 	fuse_reply_open(req, fi);
 }
 
+/* The open file of fi, or NULL once answered: a handle the daemon does
+ * not have (one a restart could not keep) fails with EIO, and its
+ * release succeeds, so that the client can close it. */
+static struct fh *fh_or_fail(fuse_req_t req, struct fuse_file_info *fi,
+			     bool release)
+{
+	struct fh *fh = fh_of(fi);
+
+	if (!fh)
+		fuse_reply_err(req, release ? 0 : EIO);
+	return fh;
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_of(fi);
-	const struct fops *o = ops_of(fh->fe->ft);
+	struct fh *fh = fh_or_fail(req, fi, false);
+	const struct fops *o;
 	struct node n;
 	size_t len = 0;
 
+	if (!fh)
+		return;
+	o = ops_of(fh->fe->ft);
 	fh->flags = fi->flags;
 	if (o->read) {
 		o->read(req, fh, size, off);
@@ -338,10 +354,13 @@ static void ok_write(fuse_req_t req, void *arg)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_of(fi);
-	const struct fops *o = ops_of(fh->fe->ft);
+	struct fh *fh = fh_or_fail(req, fi, false);
+	const struct fops *o;
 	struct node n;
 
+	if (!fh)
+		return;
+	o = ops_of(fh->fe->ft);
 	fh->flags = fi->flags;
 	if (!resolve(req, ino, &n))
 		return;
@@ -355,20 +374,26 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_of(fi);
-	const struct fops *o = ops_of(fh->fe->ft);
+	struct fh *fh = fh_or_fail(req, fi, false);
+	const struct fops *o;
 
 	(void)ino;
+	if (!fh)
+		return;
+	o = ops_of(fh->fe->ft);
 	answer(req, o->flush ? o->flush(req, fh) : -fh->werr, ok_err0, NULL);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_of(fi);
-	const struct fops *o = ops_of(fh->fe->ft);
+	struct fh *fh = fh_or_fail(req, fi, true);
+	const struct fops *o;
 
 	(void)ino;
+	if (!fh)
+		return;
+	o = ops_of(fh->fe->ft);
 	if (o->release)
 		o->release(fh);
 	fh_free(fh);
@@ -392,10 +417,17 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
 {
 	struct fh *fh = fh_of(fi);
-	const struct fops *o = ops_of(fh->fe->ft);
+	const struct fops *o;
 	struct park watch = { .fh = fh, .retry = try_notify_poll };
 
 	(void)ino;
+	if (!fh) {
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	o = ops_of(fh->fe->ft);
 	if (!o->readable || o->readable(fh)) {
 		if (ph)
 			fuse_pollhandle_destroy(ph);
@@ -485,7 +517,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fh_opened(fh, req, fi);
 	fh->created = true;
 	fill_attr(e.ino, &n, &e.attr);
-	fi->fh = (uintptr_t)fh;
+	fi->fh = fh->id;
 	fi->direct_io = 1;
 	fuse_reply_create(req, &e, fi);
 }

@@ -15,11 +15,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sessions/core/contain.h"
+#include "sessions/core/state.h"
 #include "sessions/core/dirtree.h"
 #include "sessions/core/log.h"
 
 static int base_fd = -1; /* this instance's parent cgroup */
 static char base_path[4096];
+static int watchdog_fd = -1; /* its end of the watchdog's pipe */
 
 /* The cgroup2 mount point, from mountinfo (hybrid hosts mount it at
  * /sys/fs/cgroup/unified). */
@@ -167,7 +169,10 @@ void contain_watchdog(void)
 	close(p[0]);
 	if (pid < 0)
 		close(p[1]);
-	/* p[1] stays open, close-on-exec, for the daemon's whole life. */
+	else
+		watchdog_fd = p[1];
+	/* p[1] stays open, close-on-exec, for the daemon's whole life (and
+	 * across an upgrade in place, which hands it over). */
 }
 
 void contain_teardown(void)
@@ -474,4 +479,25 @@ void contain_free(struct contain *c)
 	c->nested = false;
 	if (unlinkat(c->parent_dfd, c->name, AT_REMOVEDIR) < 0)
 		log_msg(LOG_WARNING, "rmdir cgroup %s: %m", c->name);
+}
+
+enum { CK_BASE_FD = 1, CK_BASE_PATH, CK_WATCHDOG };
+
+void contain_save(struct state_w *w)
+{
+	state_put_fd(w, CK_BASE_FD, base_fd);
+	state_put_str(w, CK_BASE_PATH, base_path);
+	state_put_fd(w, CK_WATCHDOG, watchdog_fd);
+}
+
+void contain_restore(const struct state_r *o)
+{
+	char *path = state_get_str(o, CK_BASE_PATH);
+
+	base_fd = state_get_fd(o, CK_BASE_FD);
+	watchdog_fd = state_get_fd(o, CK_WATCHDOG);
+	snprintf(base_path, sizeof(base_path), "%s", path ? path : "");
+	free(path);
+	if (base_fd >= 0 && watchdog_fd < 0)
+		contain_watchdog();
 }

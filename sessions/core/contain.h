@@ -67,4 +67,11 @@ void contain_kill(const struct contain *c);
 bool contain_empty(const struct contain *c);
 void contain_free(struct contain *c);
 
+/* An upgrade in place: this instance's cgroup and its watchdog, handed
+ * to the next program (which then does not call contain_setup). */
+struct state_w;
+struct state_r;
+void contain_save(struct state_w *w);
+void contain_restore(const struct state_r *o);
+
 #endif

@@ -72,6 +72,10 @@ static int take_arg(const struct ctl_verb *v, const char *arg, size_t an,
 		rc = an ? name_parse_timeout(arg, an, &ms) : -EINVAL;
 		a->ms = ms;
 		return rc;
+	case CTL_ARG_PATH:
+		a->path = arg;
+		a->plen = an;
+		return an && arg[0] != '/' ? -EINVAL : 0;
 	default:
 		return an ? -EINVAL : 0;
 	}
@@ -87,6 +91,8 @@ const struct ctl_verb *ctl_lookup(const struct ctl_verb *tab, const char *s,
 
 	a->sig = SIGTERM;
 	a->ms = 0;
+	a->path = NULL;
+	a->plen = 0;
 	if (word(s, len, &i, &extra) != 0 || n == 0)
 		return NULL;
 	for (v = tab; v->verb; v++)
@@ -117,6 +123,7 @@ void ctl_usage(const struct ctl_verb *tab, char *buf, size_t size)
 			     v->verb,
 			     v->arg == CTL_ARG_SIGNAL ? " [SIGNAL]" :
 			     v->arg == CTL_ARG_MS     ? " MS" :
+			     v->arg == CTL_ARG_PATH   ? " [PATH]" :
 							"");
 		at += n > 0 ? (size_t)n : 0;
 		if (v->arg == CTL_ARG_MS && at < size)

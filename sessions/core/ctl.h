@@ -20,6 +20,7 @@ enum ctl_arg {
 	CTL_ARG_MS,	/* a timeout in milliseconds, 0 to NAME_TIMEOUT_MAX_MS */
 	CTL_ARG_BARE,	/* the row of a signal name alone (the verb is its
 			 * usage, "SIGNAL"), tried after every verb */
+	CTL_ARG_PATH,	/* an optional absolute path (one word) */
 };
 
 /* A line as its row's handler gets it: its argument, and whom it is for
@@ -27,6 +28,8 @@ enum ctl_arg {
 struct ctl_args {
 	int sig;     /* CTL_ARG_SIGNAL, CTL_ARG_BARE: SIGTERM when none */
 	uint64_t ms; /* CTL_ARG_MS */
+	const char *path; /* CTL_ARG_PATH: in the line, plen bytes (0: none) */
+	size_t plen;
 	struct sess *s;
 	void *owner; /* the run, context or terminal of the ctl file */
 };

@@ -65,7 +65,7 @@ int dirtree_hold_live(int dfd)
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-		return 0; /* held until the process ends: fd stays open */
+		return fd; /* held while fd is open: the process's life */
 	close(fd);
 	return -EBUSY;
 }

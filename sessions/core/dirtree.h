@@ -29,7 +29,8 @@ int dirtree_open_plain(int dirfd, const char *name);
 /* The file of a live instance's directory that it holds locked. */
 #define DIRTREE_LIVE "live"
 
-/* Locks dfd's DIRTREE_LIVE for the life of the process. Returns 0,
+/* Locks dfd's DIRTREE_LIVE while the descriptor returned stays open
+ * (the process's life, and an upgrade hands it over). Returns it,
  * -EBUSY when another live process holds it, or -errno. */
 int dirtree_hold_live(int dfd);
 /* Calls fn(parent, entry) for each entry of parent named prefix<PID>

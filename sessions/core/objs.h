@@ -18,6 +18,7 @@ enum obj_kind {
 	OBJ_CTX,    /* a code context (sessions/ctx/ctx.h) */
 	OBJ_CTXVAR, /* a context's variable (struct envvar) */
 	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
+	OBJ_FH,	    /* an open file of the tree (fs/fam.h): its fi->fh */
 };
 
 /* Returns a fresh id (never 0) registered for ptr. */

@@ -354,6 +354,18 @@ int driver_spawn(struct sess *s, bool fresh)
 	return loop_add(&s->res, EPOLLIN);
 }
 
+void driver_adopt(struct sess *s)
+{
+	if (s->pid <= 0)
+		return;
+	reap_add(&s->shell_reap, s->pid, shell_gone, s);
+	s->shell_reap.stopped = shell_stopped;
+	s->res.fn = on_results;
+	s->res.arg = s;
+	if (s->res.fd >= 0 && loop_add(&s->res, EPOLLIN) < 0)
+		log_msg(LOG_ERR, "session %s: its shell's reports: %m", s->name);
+}
+
 /* Gives r the fifos made for the next run. */
 static int take_fifos(struct sess *s, struct run *r)
 {

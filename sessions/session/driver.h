@@ -34,4 +34,8 @@ void driver_retire(struct sess *s);
  * counted). */
 unsigned long driver_shells_restarted(void);
 
+/* An upgrade in place: the shell of s (pid and pipes restored) is
+ * watched again: its exit and its reports. */
+void driver_adopt(struct sess *s);
+
 #endif

@@ -13,6 +13,7 @@
 #include "conf/conf.h"
 #include "sessions/core/dirtree.h"
 #include "sessions/session/env.h"
+#include "sessions/session/sstate.h"
 #include "sessions/core/log.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
@@ -249,4 +250,62 @@ void env_fit_exec(struct sess *s)
 			   name, n, ENVMAP_EXEC_STRING_MAX);
 		envmap_unset(&s->env, name);
 	}
+}
+
+/* An upgrade: a map as an object of key, one SSTATE_VAR per variable,
+ * and made again with the same ids (env/NAME's inodes). */
+enum { VK_ID = 1, VK_NAME, VK_VALUE, VK_READONLY };
+
+void env_save_map(struct state_w *w, uint16_t key, const struct envmap *m)
+{
+	state_open(w, key);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct envvar *v = m->v[i];
+
+		state_open(w, SSTATE_VAR);
+		state_put_u64(w, VK_ID, v->id);
+		state_put_str(w, VK_NAME, v->name);
+		state_put(w, VK_VALUE, v->value, v->len);
+		state_put_u64(w, VK_READONLY, v->readonly);
+		state_close(w);
+	}
+	state_close(w);
+}
+
+void env_restore_map(const struct state_r *o, uint16_t key, struct envmap *m)
+{
+	struct state_r map, var;
+	size_t pos = 0;
+	uint16_t k;
+
+	if (!state_obj(o, key, &map))
+		return;
+	while (state_next(&map, &pos, &k, &var) == 1) {
+		char *name = state_get_str(&var, VK_NAME);
+		const void *val = "";
+		size_t len = 0;
+		struct envvar *v;
+
+		state_get(&var, VK_VALUE, &val, &len);
+		if (m->kind != OBJ_NONE)
+			objs_reuse(state_get_u64(&var, VK_ID, 0));
+		if (name && name_env_valid(name) &&
+		    envmap_set(m, name, val, len) == 0 &&
+		    (v = envmap_get(m, name)))
+			v->readonly = state_get_u64(&var, VK_READONLY, 0) != 0;
+		free(name);
+	}
+}
+
+void env_save_root(struct state_w *w)
+{
+	env_save_map(w, SSTATE_ROOTENV, &root_env);
+}
+
+void env_restore_root(const struct state_r *o)
+{
+	env_restore_map(o, SSTATE_ROOTENV, &root_env);
+	for (size_t i = 0; i < root_env.n; i++)
+		envmap_set(&base_env, root_env.v[i]->name,
+			   root_env.v[i]->value, root_env.v[i]->len);
 }

@@ -6,8 +6,11 @@
 #ifndef SFS_ENV_H
 #define SFS_ENV_H
 
+#include <stdint.h>
+
 struct sess;
 struct shell_frame;
+struct envmap;
 
 /* What every new session starts with: the daemon's environment, conf.env
  * and the root env/. */
@@ -32,5 +35,14 @@ void env_sent(struct sess *s);
  * command may have exported one, and the shell would fail to start for
  * good. */
 void env_fit_exec(struct sess *s);
+
+/* An upgrade in place: a map as the object key (sstate.h), and root
+ * env/, with the variables' ids. */
+struct state_w;
+struct state_r;
+void env_save_map(struct state_w *w, uint16_t key, const struct envmap *m);
+void env_restore_map(const struct state_r *o, uint16_t key, struct envmap *m);
+void env_save_root(struct state_w *w);
+void env_restore_root(const struct state_r *o);
 
 #endif

@@ -24,6 +24,8 @@
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
 #include "sessions/session/fdq.h"
+#include "sessions/session/runstate.h"
+#include "sessions/session/sstate.h"
 
 struct run *proc_by_name(struct sess *s, const char *name)
 {
@@ -451,4 +453,79 @@ void proc_free_all(struct sess *s)
 			run_finish(p, 128 + SIGKILL, SIGKILL, END_KILLED);
 		drop_proc(s, p); /* (and one that never started: canceled) */
 	}
+}
+
+/* The fields of a proc beyond a run's (runstate.h), for an upgrade. */
+enum {
+	PK_STDIN_Q = RUNSTATE_KEY_MAX,
+	PK_STDIN_W,
+	PK_WANT_STDIN,
+	PK_STDIN_EOF,
+	PK_LEADER,
+	PK_FD_CHARGE,
+};
+
+void proc_save(const struct run *p, struct state_w *w)
+{
+	state_open(w, SSTATE_PROC);
+	run_save_fields(p, w);
+	state_put(w, PK_STDIN_Q, p->stdin_q.p, p->stdin_q.len);
+	state_put_fd(w, PK_STDIN_W, p->stdin_w.fd);
+	state_put_u64(w, PK_WANT_STDIN, p->want_stdin);
+	state_put_u64(w, PK_STDIN_EOF, p->stdin_eof);
+	state_put_i64(w, PK_LEADER, p->cg.leader);
+	state_put_u64(w, PK_FD_CHARGE, p->fd_charge);
+	state_close(w);
+}
+
+/* p's process and its stdin, watched again. */
+static void adopt(struct run *p, const struct state_r *o)
+{
+	const void *q;
+	size_t len;
+	int fd = state_get_fd(o, PK_STDIN_W);
+	pid_t pid = (pid_t)state_get_i64(o, PK_LEADER, 0);
+
+	if (state_get(o, PK_STDIN_Q, &q, &len))
+		sb_add(&p->stdin_q, q, len);
+	p->want_stdin = state_get_u64(o, PK_WANT_STDIN, 0) != 0;
+	p->stdin_eof = state_get_u64(o, PK_STDIN_EOF, 0) != 0;
+	if (fd >= 0) {
+		p->stdin_w = (struct loop_watch){ fd, on_stdin, p };
+		loop_add(&p->stdin_w,
+			 p->stdin_q.len || p->stdin_eof ? EPOLLOUT : 0);
+	}
+	p->fd_charge = (unsigned)state_get_u64(o, PK_FD_CHARGE, 0);
+	if (p->fd_charge && fdq_charge(p->sess->uid, p->fd_charge, -1) < 0)
+		p->fd_charge = 0;
+	if (p->state == RUN_RUNNING && pid > 0) {
+		p->cg.leader = p->cg.sid = pid;
+		reap_add(&p->reap, pid, reaped, p);
+	} else if (p->state == RUN_RUNNING) {
+		/* the crash case: its process was not handed over */
+		sess_error(p->sess, "procs/%s: lost by a restart of sessionfs",
+			   p->name);
+		run_finish(p, 255, 0, END_ERROR);
+	}
+}
+
+int proc_restore(struct sess *s, const struct state_r *o)
+{
+	char tag[32];
+	struct run *p = run_restore_fields(o);
+
+	if (!p)
+		return -ENOMEM;
+	snprintf(tag, sizeof(tag), "p%llu", (unsigned long long)p->id);
+	p->cg.dfd = -1;
+	p->cg.parent_dfd = s->cg.dfd;
+	p->cg.nested = s->cg.dfd >= 0;
+	snprintf(p->cg.name, sizeof(p->cg.name), "%s", tag);
+	p->is_proc = true;
+	p->start.w.fd = -1;
+	p->sess = s;
+	list_add_tail(&s->procs, &p->link);
+	s->nprocs++;
+	adopt(p, o);
+	return 0;
 }

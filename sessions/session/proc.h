@@ -27,4 +27,10 @@ int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg);
 /* Drops every process of s (the session is being freed). */
 void proc_free_all(struct sess *s);
 
+/* An upgrade: p as one object (SSTATE_PROC), and made again in s. */
+struct state_w;
+struct state_r;
+void proc_save(const struct run *p, struct state_w *w);
+int proc_restore(struct sess *s, const struct state_r *o);
+
 #endif

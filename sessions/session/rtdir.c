@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -15,9 +16,11 @@
 #include "sessions/core/dirtree.h"
 #include "sessions/core/log.h"
 #include "sessions/session/rtdir.h"
+#include "sessions/core/state.h"
 #include "sessions/session/spool.h"
 
 static int rt_fd = -1;
+static int live_fd = -1; /* holds the lock that says it is in use */
 static char rt_path[4096];
 
 /* Spool directories hold files (and, the instance's, directories). */
@@ -62,7 +65,8 @@ static int make_own(int top_fd, const char *top, unsigned i)
 	rt_fd = openat(top_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rt_fd < 0)
 		return -errno;
-	if (dirtree_hold_live(rt_fd) == 0)
+	live_fd = dirtree_hold_live(rt_fd);
+	if (live_fd >= 0)
 		return 0;
 	close(rt_fd);
 	rt_fd = -1;
@@ -206,4 +210,29 @@ int rtdir_copy(const char *src, const char *name, mode_t mode, char *path,
 	if (rc >= 0)
 		snprintf(path, len, "%s/%s", dir, name);
 	return rc < 0 ? rc : 0;
+}
+
+enum { RK_FD = 1, RK_PATH, RK_LIVE };
+
+void rtdir_save(struct state_w *w)
+{
+	state_put_fd(w, RK_FD, rt_fd);
+	state_put_str(w, RK_PATH, rt_path);
+	state_put_fd(w, RK_LIVE, live_fd);
+}
+
+int rtdir_restore(const struct state_r *o)
+{
+	char *path = state_get_str(o, RK_PATH);
+
+	rt_fd = state_get_fd(o, RK_FD);
+	live_fd = state_get_fd(o, RK_LIVE);
+	if (rt_fd < 0 || !path) {
+		free(path);
+		return rtdir_init(); /* a checkpoint: a directory of its own */
+	}
+	snprintf(rt_path, sizeof(rt_path), "%s", path);
+	free(path);
+	set_budget();
+	return 0;
 }

@@ -26,4 +26,11 @@ int rtdir_copy(const char *src, const char *name, mode_t mode, char *path,
 /* Removes the subdirectory name and its files. */
 void rtdir_remove(const char *name);
 
+/* An upgrade in place: the directory (its descriptor holds its lock) and
+ * its path, handed to the next program instead of rtdir_init. */
+struct state_w;
+struct state_r;
+void rtdir_save(struct state_w *w);
+int rtdir_restore(const struct state_r *o);
+
 #endif

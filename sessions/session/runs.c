@@ -165,6 +165,19 @@ static void kick(struct sess *s)
 	kill_arm(s);
 }
 
+void runs_resume(struct sess *s)
+{
+	if (s->active && !s->pid) {
+		sess_error(s,
+			   "run %s: its shell was lost by a restart of "
+			   "sessionfs; the next run gets a new one",
+			   s->active->name);
+		s->active->end = END_ERROR;
+		finish_active(s, 255, 0);
+	}
+	kick(s);
+}
+
 void runs_init(void)
 {
 	driver_init(finish_active, kick);

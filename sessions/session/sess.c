@@ -20,6 +20,7 @@
 #include "sessions/session/rtdir.h"
 #include "sessions/session/runs.h"
 #include "sessions/session/sess.h"
+#include "sessions/session/sstate.h"
 #include "sessions/session/table.h"
 #include "sessions/session/tmpl.h"
 
@@ -69,16 +70,17 @@ static void after_exits(void)
 	}
 }
 
-int sess_init(void)
+int sess_init(const struct state_r *restoring)
 {
-	int rc = rtdir_init();
+	int rc = restoring ? sstate_restore_dirs(restoring) : rtdir_init();
 
 	if (rc < 0) {
 		log_msg(LOG_ERR, "runtime directory under %s: %s",
 			conf.runtime_dir, strerror(-rc));
 		return rc;
 	}
-	if (contain_setup())
+	/* restoring: sstate_restore takes both over */
+	if (!restoring && contain_setup())
 		contain_watchdog();
 	runs_init();
 	raise_nofile();

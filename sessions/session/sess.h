@@ -91,8 +91,11 @@ struct sess {
 	void *gone_arg;
 };
 
-/* Starts the session layer: runtime directory, containment, timers. */
-int sess_init(void);
+/* Starts the session layer: runtime directory, containment, timers;
+ * restoring (the layer's state of an upgrade), the first two are taken
+ * over (sstate.h). */
+struct state_r;
+int sess_init(const struct state_r *restoring);
 /* Removes this instance's runtime directory and cgroup (after
  * sess_shutdown has ended every session). */
 void sess_fini(void);

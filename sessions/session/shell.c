@@ -263,10 +263,13 @@ static int child(void *arg)
 	 * closes SHELL_DRV_FD once it is loaded. */
 	close_range(3, SHELL_DRV_FD - 1, 0);
 	close_range(SHELL_RES_FD + 1, ~0U, 0);
+	/* No PR_SET_PDEATHSIG: it fires when the thread that made the
+	 * child ends, and this child is the spawner thread's, which an
+	 * upgrade's execve ends. A shell ends with its daemon anyway: its
+	 * driver at the EOF of its control pipe, the rest of its session
+	 * by the cgroup watchdog's kill. */
 	if (creds_apply(&sp->cr) < 0)
 		return 126;
-	/* after the change of uid, which clears it */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (enter_cwd(sp->cwd, sp->fallback) < 0)
 		return 126;
 	execve(sp->bash, sp->argv, sp->cr.envp);

@@ -87,8 +87,8 @@ static int child_shell(const int *fds, pid_t daemon)
 {
 	pid_t me = getpid();
 
+	/* no PR_SET_PDEATHSIG (sessions/session/shell.c says why) */
 	setsid();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != daemon || child_fds(fds) < 0)
 		return -1; /* the daemon is gone, or no descriptors */
 	dollar_dollar_pid = me;

@@ -281,6 +281,13 @@ static int restore(struct sess *s, const struct state_r *o)
 
 static const struct sess_part_kind kind = { TTY_PART_KEY, restore };
 
+/* Known from the program's start, before any restore (as part.h asks of
+ * a kind; a later sess_part_kind_add of it changes nothing). */
+__attribute__((constructor)) static void add_kind(void)
+{
+	sess_part_kind_add(&kind);
+}
+
 const struct sess_part_kind *tty_part_kind(void)
 {
 	return &kind;

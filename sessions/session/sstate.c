@@ -1,0 +1,358 @@
+/*
+ * sstate.c - the session layer saved for the next program and made again
+ * there (sstate.h). A session is made again with its old id, its shell's
+ * pid and pipes, its runs in their order (the active one still reading
+ * its fifos), its queue, procs, variables and error lines, then its
+ * parts through their kinds.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "sessions/core/log.h"
+#include "sessions/core/names.h"
+#include "sessions/core/objs.h"
+#include "sessions/session/driver.h"
+#include "sessions/session/env.h"
+#include "sessions/session/kill.h"
+#include "sessions/session/rtdir.h"
+#include "sessions/session/runs.h"
+#include "sessions/session/runstate.h"
+#include "sessions/session/sess.h"
+#include "sessions/session/sstate.h"
+#include "sessions/session/table.h"
+
+enum {
+	K_ID = 1,
+	K_NAME,
+	K_UID,
+	K_GID,
+	K_CWD,
+	K_TIMEOUT,
+	K_CREATED,
+	K_DEFAULT,
+	K_PID,
+	K_CTL_FD,
+	K_RES_FD,
+	K_RBUF,
+	K_RUN_KEY,
+	K_SPOKE,
+	K_IDLE,
+	K_FIFO_GEN,
+	K_FIFO_O,
+	K_FIFO_E,
+	K_TRASH,
+	K_ENV_PENDING,
+	K_PEND_CWD,
+	K_NEXT_NO,
+	K_DIRFD,
+	K_DIR,
+	K_CG_DFD,
+	K_CG_NAME,
+	K_CG_SID,
+	K_ERR_LINE,
+	K_RTDIR, /* objects of the layer */
+	K_CONTAIN,
+	/* fields of a session's run object beyond runstate's */
+	K_RUN_QUEUED = RUNSTATE_KEY_MAX,
+	K_RUN_ACTIVE,
+};
+
+int sstate_busy(void)
+{
+	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
+		if (s->dying || s->kill_stage || s->reset)
+			return -EBUSY;
+		for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
+			if (list_entry(l, struct run, link)->kill_stage)
+				return -EBUSY;
+	}
+	return 0;
+}
+
+static bool queued(const struct sess *s, const struct run *r)
+{
+	for (const struct list *l = s->queue.next; l != &s->queue; l = l->next)
+		if (list_entry(l, struct run, qlink) == r)
+			return true;
+	return false;
+}
+
+static void save_runs(const struct sess *s, struct state_w *w)
+{
+	for (const struct list *l = s->runs.next; l != &s->runs; l = l->next) {
+		const struct run *r = list_entry(l, struct run, link);
+
+		state_open(w, SSTATE_RUN);
+		run_save_fields(r, w);
+		state_put_u64(w, K_RUN_QUEUED, queued(s, r));
+		state_put_u64(w, K_RUN_ACTIVE, s->active == r);
+		state_close(w);
+	}
+	for (const struct list *l = s->procs.next; l != &s->procs; l = l->next)
+		proc_save(list_entry(l, struct run, link), w);
+}
+
+static void save_shell(const struct sess *s, struct state_w *w)
+{
+	state_put_i64(w, K_PID, s->pid);
+	state_put_fd(w, K_CTL_FD, s->ctl_fd);
+	state_put_fd(w, K_RES_FD, s->res.fd);
+	state_put(w, K_RBUF, s->rbuf.p, s->rbuf.len);
+	state_put_u64(w, K_RUN_KEY, s->run_key);
+	state_put_u64(w, K_SPOKE, s->spoke);
+	state_put_u64(w, K_IDLE, s->shell_idle);
+	state_put_u64(w, K_FIFO_GEN, s->fifo.gen);
+	state_put_fd(w, K_FIFO_O, s->fifo.o);
+	state_put_fd(w, K_FIFO_E, s->fifo.e);
+	state_put_fd(w, K_CG_DFD, s->cg.dfd);
+	state_put_str(w, K_CG_NAME, s->cg.name);
+	state_put_i64(w, K_CG_SID, s->cg.sid);
+}
+
+/* The error lines, oldest first, one per line. */
+static void save_errors(const struct sess *s, struct state_w *w)
+{
+	struct strbuf b = { 0 };
+
+	for (unsigned i = 0; i < s->errs.n; i++)
+		sb_addf(&b, "%s\n",
+			s->errs.lines[(s->errs.first + i) % SESS_ERRORS_KEPT]);
+	state_put(w, K_ERR_LINE, b.p, b.len);
+	free(b.p);
+}
+
+static void save_sess(const struct sess *s, struct state_w *w)
+{
+	state_open(w, SSTATE_SESS);
+	state_put_u64(w, K_ID, s->id);
+	state_put_str(w, K_NAME, s->name);
+	state_put_u64(w, K_UID, s->uid);
+	state_put_u64(w, K_GID, s->gid);
+	state_put_str(w, K_CWD, s->cwd);
+	state_put_u64(w, K_TIMEOUT, s->timeout_ms);
+	state_put_i64(w, K_CREATED, s->created_wall);
+	state_put_u64(w, K_DEFAULT, s->is_default);
+	state_put(w, K_TRASH, s->trash.p, s->trash.len);
+	state_put_u64(w, K_ENV_PENDING, s->env_pending);
+	state_put_u64(w, K_PEND_CWD, s->pend_cwd);
+	state_put_u64(w, K_NEXT_NO, s->next_no);
+	state_put_fd(w, K_DIRFD, s->dirfd);
+	state_put_str(w, K_DIR, s->dir);
+	save_errors(s, w);
+	save_shell(s, w);
+	env_save_map(w, SSTATE_ENV, &s->env);
+	env_save_map(w, SSTATE_PEND_SET, &s->pend_set);
+	env_save_map(w, SSTATE_PEND_UNSET, &s->pend_unset);
+	save_runs(s, w);
+	sess_parts_save((struct sess *)s, w);
+	state_close(w);
+}
+
+void sstate_save(struct state_w *w)
+{
+	state_open(w, SSTATE_LAYER);
+	state_open(w, K_RTDIR);
+	rtdir_save(w);
+	state_close(w);
+	state_open(w, K_CONTAIN);
+	contain_save(w);
+	state_close(w);
+	env_save_root(w);
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		save_sess(s, w);
+	state_close(w);
+}
+
+static void restore_errors(struct sess *s, const struct state_r *o)
+{
+	const char *p, *nl;
+	const void *v;
+	size_t len;
+
+	if (!state_get(o, K_ERR_LINE, &v, &len))
+		return;
+	for (p = v; (nl = memchr(p, '\n', len - (size_t)(p - (const char *)v)));
+	     p = nl + 1) {
+		unsigned slot;
+
+		if (s->errs.n == SESS_ERRORS_KEPT)
+			break;
+		slot = (s->errs.first + s->errs.n) % SESS_ERRORS_KEPT;
+		s->errs.lines[slot] = strndup(p, (size_t)(nl - p));
+		s->errs.n += s->errs.lines[slot] != NULL;
+	}
+}
+
+/* A run of s's history (and maybe its queue, or the active one). */
+static int restore_run(struct sess *s, const struct state_r *o)
+{
+	struct run *r = run_restore_fields(o);
+
+	if (!r)
+		return -ENOMEM;
+	r->sess = s;
+	list_add_tail(&s->runs, &r->link);
+	if (r->no)
+		s->nruns++;
+	else
+		s->nnamed++;
+	if (state_get_u64(o, K_RUN_QUEUED, 0))
+		list_add_tail(&s->queue, &r->qlink);
+	if (state_get_u64(o, K_RUN_ACTIVE, 0) && r->state == RUN_RUNNING)
+		s->active = r;
+	return 0;
+}
+
+static void restore_shell(struct sess *s, const struct state_r *o)
+{
+	const void *p;
+	size_t len;
+	char *cg = state_get_str(o, K_CG_NAME);
+
+	s->pid = (pid_t)state_get_i64(o, K_PID, 0);
+	s->ctl_fd = state_get_fd(o, K_CTL_FD);
+	s->res.fd = state_get_fd(o, K_RES_FD);
+	if (state_get(o, K_RBUF, &p, &len))
+		sb_add(&s->rbuf, p, len);
+	s->run_key = state_get_u64(o, K_RUN_KEY, 0);
+	s->spoke = state_get_u64(o, K_SPOKE, 0) != 0;
+	s->shell_idle = state_get_u64(o, K_IDLE, 0) != 0;
+	s->fifo.gen = (unsigned)state_get_u64(o, K_FIFO_GEN, 0);
+	s->fifo.o = state_get_fd(o, K_FIFO_O);
+	s->fifo.e = state_get_fd(o, K_FIFO_E);
+	s->cg.dfd = state_get_fd(o, K_CG_DFD);
+	s->cg.parent_dfd = -1;
+	snprintf(s->cg.name, sizeof(s->cg.name), "%s", cg ? cg : "");
+	free(cg);
+	s->cg.sid = (pid_t)state_get_i64(o, K_CG_SID, 0);
+	if (s->pid > 0 && (s->ctl_fd < 0 || s->res.fd < 0))
+		s->pid = 0; /* not handed over: the next run starts a shell */
+	s->cg.leader = s->pid;
+	driver_adopt(s);
+}
+
+static void restore_fields(struct sess *s, const struct state_r *o)
+{
+	char *name = state_get_str(o, K_NAME), *dir = state_get_str(o, K_DIR);
+	const void *p;
+	size_t len;
+
+	snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
+	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : "");
+	free(name);
+	free(dir);
+	s->uid = (uid_t)state_get_u64(o, K_UID, 0);
+	s->gid = (gid_t)state_get_u64(o, K_GID, 0);
+	s->cwd = state_get_str(o, K_CWD);
+	s->timeout_ms = state_get_u64(o, K_TIMEOUT, 0);
+	s->created_wall = state_get_i64(o, K_CREATED, 0);
+	s->is_default = state_get_u64(o, K_DEFAULT, 0) != 0;
+	if (state_get(o, K_TRASH, &p, &len))
+		sb_add(&s->trash, p, len);
+	s->env_pending = state_get_u64(o, K_ENV_PENDING, 0) != 0;
+	s->pend_cwd = state_get_u64(o, K_PEND_CWD, 0) != 0;
+	s->next_no = (unsigned)state_get_u64(o, K_NEXT_NO, 0);
+	s->dirfd = state_get_fd(o, K_DIRFD);
+	restore_errors(s, o);
+}
+
+/* The runs, procs and parts of s, in their order. */
+static void restore_children(struct sess *s, const struct state_r *o)
+{
+	struct state_r c;
+	size_t pos = 0;
+	uint16_t k;
+
+	while (state_next(o, &pos, &k, &c) == 1) {
+		const struct sess_part_kind *kind = sess_part_kind_of(k);
+		int rc = 0;
+
+		if (k == SSTATE_RUN)
+			rc = restore_run(s, &c);
+		else if (k == SSTATE_PROC)
+			rc = proc_restore(s, &c);
+		else if (k >= SESS_PART_KEY_MIN)
+			rc = kind ? kind->restore(s, &c) : -EPROTO;
+		if (rc < 0)
+			sess_error(s, "a part of the session was lost by the "
+				      "upgrade: %s",
+				   strerror(-rc));
+	}
+}
+
+/* A session of o, or NULL (said in the log). */
+static struct sess *restore_sess(const struct state_r *o)
+{
+	struct sess *s = calloc(1, sizeof(*s));
+	char dname[32];
+
+	if (!s)
+		return NULL;
+	objs_reuse(state_get_u64(o, K_ID, 0));
+	s->id = objs_add(OBJ_SESS, s);
+	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
+	list_init(&s->queue);
+	list_init(&s->runs);
+	list_init(&s->procs);
+	list_init(&s->ctxs);
+	list_init(&s->parts);
+	restore_fields(s, o);
+	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
+	if (s->dirfd < 0)
+		s->dirfd = rtdir_make(dname, s->dir, sizeof(s->dir));
+	if (!name_valid(s->name) || !s->cwd || s->dirfd < 0 ||
+	    sess_find(s->name)) {
+		log_msg(LOG_ERR, "a saved session (%.64s) is not usable",
+			s->name);
+		objs_del(s->id);
+		free(s->cwd);
+		free(s);
+		return NULL;
+	}
+	envmap_init(&s->env, OBJ_ENVVAR, s);
+	envmap_init(&s->pend_set, OBJ_NONE, NULL);
+	envmap_init(&s->pend_unset, OBJ_NONE, NULL);
+	env_restore_map(o, SSTATE_ENV, &s->env);
+	env_restore_map(o, SSTATE_PEND_SET, &s->pend_set);
+	env_restore_map(o, SSTATE_PEND_UNSET, &s->pend_unset);
+	table_add(s);
+	restore_shell(s, o);
+	restore_children(s, o);
+	return s;
+}
+
+int sstate_restore_dirs(const struct state_r *layer)
+{
+	struct state_r o;
+	int rc;
+
+	if (!state_obj(layer, K_RTDIR, &o))
+		o = (struct state_r){ NULL, 0 };
+	rc = rtdir_restore(&o);
+	if (rc == 0 && state_obj(layer, K_CONTAIN, &o))
+		contain_restore(&o);
+	return rc;
+}
+
+int sstate_restore(const struct state_r *layer)
+{
+	struct state_r o;
+	size_t pos = 0;
+	uint16_t k;
+
+	env_restore_root(layer);
+	while (state_next(layer, &pos, &k, &o) == 1) {
+		struct sess *s = k == SSTATE_SESS ? restore_sess(&o) : NULL;
+
+		if (s)
+			log_msg(LOG_INFO, "session %s: taken over, shell %ld",
+				s->name, (long)s->pid);
+	}
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		runs_resume(s);
+	return 0;
+}
