@@ -115,6 +115,16 @@ void tty_save(struct tty *t, struct state_w *w)
 	state_close(w);
 }
 
+/* A descriptor handed over: never 0, 1 or 2, which a malformed state
+ * could name (the terminal would read, and at its end close, the
+ * daemon's own). */
+static int handed_fd(const struct state_r *o, uint16_t key)
+{
+	int fd = state_get_fd(o, key);
+
+	return fd > 2 ? fd : -1;
+}
+
 /* A number of o in [lo, hi], else dflt. */
 static int64_t in_range(const struct state_r *o, uint16_t key, int64_t lo,
 			int64_t hi, int64_t dflt)
@@ -184,7 +194,7 @@ static void restore_fields(struct tty *t, const struct state_r *o)
 	restore_cg(t, o);
 	/* read at the reaping (execerr.h): a child that has not exec'd yet
 	 * may still say why it did not */
-	t->start.w.fd = state_get_fd(o, K_START_FD);
+	t->start.w.fd = handed_fd(o, K_START_FD);
 	t->start.w.arg = &t->start;
 	why = state_get_str(o, K_START_WHY);
 	if (why)
@@ -217,7 +227,7 @@ static void restore_cast(struct tty *t, const struct state_r *o)
 
 	if (!state_obj(o, K_CAST, &b))
 		return;
-	c->fd = state_get_fd(&b, C_FD);
+	c->fd = handed_fd(&b, C_FD);
 	if (c->fd < 0 && t->out) {
 		run_file(t->out, "cast", name, sizeof(name));
 		c->fd = openat(t->s->dirfd, name, O_RDWR | O_CLOEXEC);
@@ -259,7 +269,7 @@ static int restore(struct sess *s, const struct state_r *o)
 		return s->tty ? -EEXIST : -ENOMEM;
 	restore_fields(t, o);
 	rc = restore_out(t, o);
-	t->master.fd = state_get_fd(o, K_MASTER);
+	t->master.fd = handed_fd(o, K_MASTER);
 	if (t->state == TTY_RUNNING &&
 	    (t->master.fd < 0 || !t->out || !t->pid))
 		gone(t);
