@@ -52,11 +52,9 @@ static void ttyfh_save(const void *p, struct state_w *w)
 	state_put_i64(w, K_SEEN_AFTER, x->seen.after_us);
 	state_put_u64(w, K_CAST_NEXT, x->cast.next);
 	state_put_u64(w, K_CAST_STARTED, x->cast.started);
-	if (x->cast.carry.len) /* a NULL buffer is never passed on */
-		state_put(w, K_CAST_CARRY, x->cast.carry.p, x->cast.carry.len);
+	state_put(w, K_CAST_CARRY, x->cast.carry.p, x->cast.carry.len);
 	state_put_i64(w, K_CAST_CARRY_US, x->cast.carry_us);
-	if (x->cast.text.len)
-		state_put(w, K_CAST_TEXT, x->cast.text.p, x->cast.text.len);
+	state_put(w, K_CAST_TEXT, x->cast.text.p, x->cast.text.len);
 	state_put_u64(w, K_CAST_AT, x->cast.at);
 }
 

@@ -76,10 +76,8 @@ static void save_fields(const struct tty *t, struct state_w *w)
 	state_put_i64(w, K_COLS, t->cols);
 	state_put_i64(w, K_ROWS, t->rows);
 	state_put_fd(w, K_MASTER, t->master.fd);
-	if (t->wq.len) /* a NULL buffer is never passed on */
-		state_put(w, K_WQ, t->wq.p, t->wq.len);
-	if (t->pend.len)
-		state_put(w, K_PEND, t->pend.p, t->pend.len);
+	state_put(w, K_WQ, t->wq.p, t->wq.len);
+	state_put(w, K_PEND, t->pend.p, t->pend.len);
 	state_put_i64(w, K_LAST_OUT, t->last_out_ms);
 	state_put_u64(w, K_QUIET, t->quiet_ms);
 	state_put_str(w, K_EXPECT, t->expect);
