@@ -10,7 +10,9 @@
 # where it was (its text equals a whole read); keys still reach vim
 # (text typed, :wq writes the file and ends it); the screen under vim's
 # alternate screen comes back; the shell goes on (typed lines echo, the
-# recording grows).
+# recording grows). A second upgrade in the middle of a flood of output
+# loses and doubles no byte of it, and keeps an exited terminal as it
+# was (screen, status with its exit).
 # Every wait is on a condition (expect, quiet, a poll with a deadline).
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
@@ -150,5 +152,36 @@ size0=$(wc -c <"$SFS_TMP/after/recording.cast")
 assert_expect "the shell goes on" '^after-upgrade-42$'
 assert_lt "$size0" "$(timeout 10 cat "$T/recording.cast" | wc -c)" "the recording grows after the upgrade"
 assert_eq running "$(status_val state)" "the terminal runs"
+
+# 4. a second upgrade in the middle of a flood of output (no byte lost or
+# doubled), beside a terminal whose shell had exited (kept as exited)
+E=$MNT/sessions/ex
+check "mkdir sessions/ex" sfs_mkdir "$E"
+check "a terminal that exits" sfs_write "$E/tty/input" $'echo "bye""-3"; exit 3\n' 10
+ex_gone() { [ "$(timeout 5 sed -n 's/^state //p' "$E/tty/status")" = exited ]; }
+check "its shell exited" sfs_until 15 ex_gone
+timeout 5 cat "$E/tty/screen" >"$SFS_TMP/ex.before"
+timeout 5 cat "$E/tty/status" >"$SFS_TMP/ex.status"
+type_line 'seq 1 200000; echo "flood-""done"'
+flooding() { timeout 5 cat "$T/status" | grep -qE '^output_bytes [0-9]{5,}'; }
+check "the flood has begun" sfs_until 15 flooding
+at_upgrade=$(status_val output_bytes)
+check "echo upgrade > ctl, in the flood" sfs_write "$MNT/ctl" $'upgrade\n' 30
+note "output_bytes: $at_upgrade before the upgrade, $(status_val output_bytes) after it, of some 1.3 MB"
+check "the daemon serves after the second upgrade" \
+	sfs_until 20 grep -q 'upgrade: serving (upgrade 2' "$SFS_TMP/daemon.log"
+assert_expect "the flood ends after the upgrade" '^flood-done$'
+seq 1 200000 >"$SFS_TMP/seq.want"
+# (readline's bracketed paste off, ESC[?2004l, comes before the first)
+timeout 20 cat "$T/output" | tr -d '\r' | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g' |
+	grep -xE '[0-9]+' >"$SFS_TMP/seq.got"
+if cmp -s "$SFS_TMP/seq.want" "$SFS_TMP/seq.got"; then
+	pass "output has every line of the flood once, in order"
+else
+	fail "output has every line of the flood once, in order" "$(wc -l <"$SFS_TMP/seq.got") lines; first difference: $(cmp "$SFS_TMP/seq.want" "$SFS_TMP/seq.got" 2>&1 | head -n 1)"
+fi
+assert_file_same "$E/tty/screen" "$SFS_TMP/ex.before" "the exited terminal's screen is kept"
+assert_file_same "$E/tty/status" "$SFS_TMP/ex.status" "the exited terminal's status is kept (exit 3)"
+assert_eq "" "$(timeout 5 cat "$E/error" 2>/dev/null)" "no error line for the exited terminal"
 
 sfs_done
