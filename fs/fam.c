@@ -645,7 +645,7 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 	return -fh->werr;
 }
 
-int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
+int fam_made_run(int rc, const struct run *r, ft_t ft, fuse_ino_t *ino,
 		 double *ttl)
 {
 	*ttl = 0;
@@ -654,7 +654,7 @@ int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
 	return rc;
 }
 
-void fam_list_runs(struct dirbuf *d, const struct list *runs, enum ft ft)
+void fam_list_runs(struct dirbuf *d, const struct list *runs, ft_t ft)
 {
 	for (const struct list *l = runs->next; l != runs; l = l->next) {
 		const struct run *r = list_entry(l, struct run, link);

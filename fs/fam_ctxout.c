@@ -250,7 +250,7 @@ static fuse_ino_t res_lookup(const struct node *dir, const char *name,
 	if (strcmp(name, "main") == 0)
 		return dir->res->main ? tree_ino(dir->res->id, FT_CTXMAIN) : 0;
 	return i >= 0 && dir->res->fmt[i].has ?
-		       tree_ino(dir->res->id, (enum ft)(FT_CTXFMT + i)) :
+		       tree_ino(dir->res->id, (ft_t)(FT_CTXFMT + i)) :
 		       0;
 }
 
@@ -258,10 +258,10 @@ static void res_list(struct dirbuf *d, const struct node *dir)
 {
 	for (int i = 0; i < CTX_NFMT; i++)
 		if (dir->res->fmt[i].has)
-			fam_dir_add(d, ctx_fmt_names[i],
-				    tree_ino(dir->res->id,
-					     (enum ft)(FT_CTXFMT + i)),
-				    S_IFREG);
+			fam_dir_add(
+				d, ctx_fmt_names[i],
+				tree_ino(dir->res->id, (ft_t)(FT_CTXFMT + i)),
+				S_IFREG);
 	if (dir->res->main)
 		fam_dir_add(d, "main", tree_ino(dir->res->id, FT_CTXMAIN),
 			    S_IFREG);

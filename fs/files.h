@@ -14,6 +14,13 @@
 #include <stdbool.h>
 #include "tree.h"
 
+/* Their types (their numbers never move: fs/tree.h). */
+#define FT_BLOCK_FILES 30
+enum {
+	FT_FILES = FT_BLOCK_FILES, /* files/, the workspace root */
+	FT_FILE, /* anything below it: the id is an OBJ_FILE's */
+};
+
 /* Opens the workspace root. Returns 0 or -errno (files/ then answers
  * ENOENT below its root). */
 int files_init(const char *workspace);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include "sessions/session/fdq.h"
+#include "files.h"
 #include "files_node.h"
 #include "sessions/core/objs.h"
 #include "tree.h"
@@ -145,7 +146,7 @@ struct fnode *fnode_of(fuse_ino_t ino)
 {
 	uint64_t id = ino >> 8;
 
-	switch ((enum ft)(ino & 0xff)) {
+	switch ((ft_t)(ino & 0xff)) {
 	case FT_FILES:
 		return id == 0 && fnode_root.fd >= 0 ? &fnode_root : NULL;
 	case FT_FILE:

@@ -37,6 +37,7 @@
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
 #include "sessions/session/sstate.h"
+#include "keeper.h"
 #include "upgrade.h"
 
 #ifndef SFS_VERSION
@@ -243,6 +244,28 @@ static int make_default_session(void)
 	return rc;
 }
 
+/* The sessions an upgrade handed over in layer, or after a crash those
+ * of the latest checkpoint (none: a fresh start, said in the log). */
+static int restore_sessions(const struct state_r *layer)
+{
+	struct state_r ckpt;
+	void *bytes;
+	int rc;
+
+	if (!upgrade_recovering())
+		return sstate_restore(layer);
+	rc = sstate_read_checkpoint(&ckpt, &bytes);
+	if (rc == 0)
+		rc = sstate_restore(&ckpt);
+	free(bytes);
+	if (rc == 0)
+		return 0;
+	log_msg(LOG_ERR, "recovery: no checkpoint to restore (%s): no session "
+			 "is kept",
+		strerror(-rc));
+	return make_default_session();
+}
+
 /* Everything after the mount (root: the state an upgrade handed over, or
  * NULL): returns the exit status. */
 static int serve(const struct state_r *root)
@@ -267,9 +290,10 @@ static int serve(const struct state_r *root)
 	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
 		rc = fdq_init();
 	if (rc == 0 && lp)
-		rc = sstate_restore(lp);
+		rc = restore_sessions(lp);
 	else if (rc == 0)
 		rc = make_default_session();
+	sstate_checkpoints(keeper_fd() >= 0);
 	if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
@@ -324,6 +348,12 @@ static int mount_and_serve(const struct fuse_cmdline_opts *opts, char **argv,
 		fuse_daemonize(opts->foreground);
 	if (!opts->foreground)
 		log_use_syslog();
+	/* the first start: this process becomes the keeper, its child the
+	 * server (keeper.h) */
+	if (resume_fd < 0 && conf.keeper &&
+	    keeper_start(fuse_session_fd(se), upgrade_exe(), upgrade_cwd(),
+			 argv) < 0)
+		log_msg(LOG_WARNING, "no keeper: a crash will end the mount");
 	status = serve(resume_fd >= 0 ? &root : NULL);
 	if (upgrade_resumed())
 		upgrade_unmount();

@@ -18,6 +18,7 @@
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
 #include "sessions/session/sstate.h"
+#include "keeper.h"
 #include "upgrade.h"
 
 #ifndef FUSE_NOTIFY_RESEND
@@ -29,7 +30,8 @@
 #define REPLAY_UNIQUE 0x7ffffffffffffff0ULL
 #define CHECK_MS      5000 /* the new program's check of the state */
 
-enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT };
+enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
+       F_STARTED };
 
 static struct {
 	struct fuse_session *se;
@@ -46,6 +48,7 @@ static struct {
 	char path[4096];
 	struct loop_timer timer;
 	bool resumed;
+	bool recovering; /* started by the keeper after a crash */
 	unsigned long count;
 	void *bytes; /* the next program: the state read */
 } up;
@@ -65,6 +68,40 @@ void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
 		up.exe[n - 10] = '\0';
 }
 
+/* What the keeper hands a server started after a crash: the note (the
+ * connection's INIT and where the runtime directory is) with
+ * /dev/fuse and the runtime directory's descriptors. */
+static void note_keeper(void)
+{
+	int fds[KEEPER_FDS_MAX], fd = -1, rc;
+	struct state_w w;
+	const void *p;
+	size_t len, n = 1;
+
+	state_w_init(&w);
+	state_open(&w, UPK_FS);
+	state_put_fd(&w, F_FUSE, fuse_session_fd(up.se));
+	state_put(&w, F_INIT, up.init, up.init_len);
+	state_close(&w);
+	sstate_save_dirs(&w);
+	rc = state_w_bytes(&w, &p, &len);
+	if (rc == 0 && (fd = memfd_create("sessionfs-note", MFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0 && write(fd, p, len) != (ssize_t)len)
+		rc = -EIO;
+	fds[0] = fd;
+	for (size_t i = 0; rc == 0 && i < w.nfds && n < KEEPER_FDS_MAX; i++)
+		fds[n++] = w.fds[i];
+	if (rc == 0)
+		rc = keeper_hold(fds, n);
+	if (rc < 0)
+		log_msg(LOG_ERR, "keeper: cannot hand it the connection: %s",
+			strerror(-rc));
+	if (fd >= 0)
+		close(fd);
+	state_w_free(&w);
+}
+
 void upgrade_saw(const struct fuse_buf *buf)
 {
 	const struct fuse_in_header *h = buf->mem;
@@ -75,6 +112,8 @@ void upgrade_saw(const struct fuse_buf *buf)
 	if (h->opcode == FUSE_INIT && !up.init && (up.init = malloc(buf->size))) {
 		memcpy(up.init, buf->mem, buf->size);
 		up.init_len = buf->size;
+		if (keeper_fd() >= 0)
+			note_keeper();
 	}
 }
 
@@ -114,6 +153,9 @@ static int save(struct state_w *w)
 	state_put_u64(w, F_UNIQUE, up.req_unique);
 	state_put_u64(w, F_SIZE, up.req_size);
 	state_put_u64(w, F_COUNT, up.count + 1);
+	state_put_fd(w, F_KEEPER, keeper_fd());
+	state_put_u64(w, F_RECOVERIES, keeper_recoveries());
+	state_put_i64(w, F_STARTED, loop_started_ms());
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	rc = state_w_bytes(w, &p, &len);
@@ -345,7 +387,12 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 
 	if (!state_obj(root, UPK_FS, &fs))
 		return -EPROTO;
-	up.count = state_get_u64(&fs, F_COUNT, 1);
+	up.count = state_get_u64(&fs, F_COUNT, up.recovering ? 0 : 1);
+	if (!up.recovering) {
+		loop_set_started_ms(state_get_i64(&fs, F_STARTED, 0));
+		keeper_adopt((int)state_get_i64(&fs, F_KEEPER, -1));
+		keeper_set_recoveries(state_get_u64(&fs, F_RECOVERIES, 0));
+	}
 	lost = fh_restore_all(root, UPK_FH);
 	if (lost)
 		log_msg(LOG_WARNING, "upgrade: %u open files not kept", lost);
@@ -353,8 +400,14 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 	if (rc < 0)
 		return rc;
 	answer_and_resend(fuse_session_fd(se), &fs);
-	log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this mount)",
-		up.count);
+	if (up.recovering)
+		log_msg(LOG_NOTICE, "recovered after a crash (%lu of this "
+				    "mount): serving",
+			keeper_recoveries());
+	else
+		log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this "
+				    "mount)",
+			up.count);
 	return 0;
 }
 
@@ -367,6 +420,21 @@ void upgrade_done(void)
 bool upgrade_resumed(void)
 {
 	return up.resumed;
+}
+
+bool upgrade_recovering(void)
+{
+	return up.recovering;
+}
+
+const char *upgrade_exe(void)
+{
+	return up.exe;
+}
+
+const char *upgrade_cwd(void)
+{
+	return up.cwd;
 }
 
 unsigned long upgrade_count(void)
@@ -412,6 +480,21 @@ static int check_state(const char *arg)
 	return rc < 0 ? 1 : 0;
 }
 
+/* --recover=NOTE,SOCK,COUNT (the keeper's): its socket and count. */
+static void take_recover(const char *arg)
+{
+	const char *c1, *c2;
+
+	if (strncmp(arg, "--recover=", 10) != 0)
+		return;
+	up.recovering = true;
+	c1 = strchr(arg, ',');
+	c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (c1)
+		keeper_adopt(atoi(c1 + 1));
+	keeper_set_recoveries(c2 ? strtoul(c2 + 1, NULL, 10) : 1);
+}
+
 int upgrade_args(int *argc, char **argv, int *resume_fd)
 {
 	*resume_fd = -1;
@@ -424,8 +507,10 @@ int upgrade_args(int *argc, char **argv, int *resume_fd)
 		return 2;
 	}
 	for (int i = 1; i < *argc; i++)
-		if (strncmp(argv[i], "--resume=", 9) == 0) {
-			*resume_fd = atoi(argv[i] + 9);
+		if (strncmp(argv[i], "--resume=", 9) == 0 ||
+		    strncmp(argv[i], "--recover=", 10) == 0) {
+			take_recover(argv[i]);
+			*resume_fd = atoi(strchr(argv[i], '=') + 1);
 			memmove(argv + i, argv + i + 1,
 				(size_t)(*argc - i) * sizeof(*argv));
 			(*argc)--;

@@ -73,5 +73,8 @@ struct state_w;
 struct state_r;
 void contain_save(struct state_w *w);
 void contain_restore(const struct state_r *o);
+/* A session's cgroup tag handed over as dfd (made anew when dfd is -1,
+ * after a crash). */
+void contain_adopt(struct contain *c, int dfd, const char *tag);
 
 #endif

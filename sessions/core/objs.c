@@ -82,6 +82,11 @@ void objs_reuse(uint64_t id)
 		high_id = id + 1;
 }
 
+uint64_t objs_next(void)
+{
+	return next_id > high_id ? next_id : high_id;
+}
+
 static struct slot *find(uint64_t id)
 {
 	size_t i;

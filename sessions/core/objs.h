@@ -27,6 +27,9 @@ uint64_t objs_add(enum obj_kind kind, void *ptr);
  * the id its inodes carry); ids after the restore start above every id
  * seen. */
 void objs_reuse(uint64_t id);
+/* The next fresh id (a checkpoint keeps it: the program after a crash
+ * starts far above, past the ids made after the checkpoint). */
+uint64_t objs_next(void);
 void objs_del(uint64_t id);
 /* Gives id another kind and object (an object made under OBJ_NONE, that
  * no lookup finds, becomes what it is). */

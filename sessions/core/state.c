@@ -98,7 +98,7 @@ void state_put_str(struct state_w *w, uint16_t key, const char *s)
 
 void state_put_fd(struct state_w *w, uint16_t key, int fd)
 {
-	if (fd < 0)
+	if (fd < 0 || w->no_fds)
 		return;
 	if (w->nfds == w->fdcap) {
 		size_t cap = w->fdcap ? w->fdcap * 2 : 64;

@@ -40,7 +40,8 @@ struct state_w {
 	int depth;
 	int *fds; /* descriptors to keep across the execve */
 	size_t nfds, fdcap;
-	int err; /* first error (-ENOMEM, -EINVAL), sticky */
+	int err;     /* first error (-ENOMEM, -EINVAL), sticky */
+	bool no_fds; /* a checkpoint: state_put_fd writes nothing */
 };
 
 /* A validated object: its items. */
@@ -60,7 +61,7 @@ void state_put_u64(struct state_w *w, uint16_t key, uint64_t v);
 void state_put_i64(struct state_w *w, uint16_t key, int64_t v);
 /* A string without its NUL; NULL writes nothing (reads as absent). */
 void state_put_str(struct state_w *w, uint16_t key, const char *s);
-/* fd < 0 writes nothing. */
+/* fd < 0 (or a checkpoint) writes nothing. */
 void state_put_fd(struct state_w *w, uint16_t key, int fd);
 /* Clears (keep) or sets close-on-exec on every descriptor put. */
 void state_w_keep_fds(struct state_w *w, bool keep);

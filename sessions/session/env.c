@@ -118,6 +118,7 @@ void env_settled(struct sess *s)
 
 void env_apply(struct sess *s, const struct shell_frame *f)
 {
+	sstate_touch();
 	struct envmap fresh;
 
 	envmap_init(&fresh, OBJ_NONE, NULL);
@@ -141,6 +142,7 @@ void env_apply(struct sess *s, const struct shell_frame *f)
 
 int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 {
+	sstate_touch();
 	int rc;
 
 	if (!name_env_valid(name)) {
@@ -160,6 +162,7 @@ int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 
 int sess_unsetenv(struct sess *s, const char *name)
 {
+	sstate_touch();
 	if (envmap_unset(&s->env, name) < 0)
 		return -ENOENT;
 	envmap_unset(&s->pend_set, name);
@@ -168,6 +171,7 @@ int sess_unsetenv(struct sess *s, const char *name)
 
 int sess_chdir(struct sess *s, const char *path)
 {
+	sstate_touch();
 	char *abs;
 
 	if (path[0] != '/') {

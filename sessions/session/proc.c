@@ -34,6 +34,7 @@ struct run *proc_by_name(struct sess *s, const char *name)
 
 int proc_new(struct sess *s, const char *name, struct run **out)
 {
+	sstate_touch();
 	int rc = sess_child_name(s, "procs", name, proc_by_name(s, name));
 	char tag[32];
 	struct run *p;
@@ -171,6 +172,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 
 int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
+	sstate_touch();
 	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
 	bool refused = false;
 
@@ -505,7 +507,7 @@ static void adopt(struct run *p, const struct state_r *o)
 		/* the crash case: its process was not handed over */
 		sess_error(p->sess, "procs/%s: lost by a restart of sessionfs",
 			   p->name);
-		run_finish(p, 255, 0, END_ERROR);
+		run_finish(p, RUN_EXIT_LOST, 0, END_ERROR);
 	}
 }
 

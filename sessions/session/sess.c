@@ -214,7 +214,7 @@ static bool sess_quiet(void)
 			return true;
 		}
 	}
-	return chores_quiet();
+	return chores_quiet() || sstate_checkpoint_quiet();
 }
 
 void sess_make_ahead(const struct sess *made)
@@ -249,6 +249,7 @@ static struct sess *take_ahead(uid_t uid, gid_t gid)
 
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 {
+	sstate_touch();
 	struct sess *s;
 	int rc;
 
@@ -278,6 +279,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 /* Frees s once its processes are gone. */
 static void finalize(struct sess *s)
 {
+	sstate_touch();
 	void (*cb)(void *) = s->gone_cb;
 	void *arg = s->gone_arg;
 	char dname[32];
@@ -399,6 +401,7 @@ void sess_shutdown(void (*cb)(void *), void *arg)
 
 void sess_set_timeout(struct sess *s, uint64_t ms)
 {
+	sstate_touch();
 	s->timeout_ms = ms;
 }
 

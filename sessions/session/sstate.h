@@ -40,4 +40,20 @@ int sstate_restore_dirs(const struct state_r *layer);
 /* Then, once the layer is started: makes every session again. */
 int sstate_restore(const struct state_r *layer);
 
+/* Checkpoints, for a restart after a crash (a keeper's server): the
+ * layer without descriptors in the runtime directory's file
+ * "checkpoint", written at a quiet moment after a change, at most every
+ * SSTATE_CKPT_MS. */
+#define SSTATE_CKPT_MS 100
+/* Something a checkpoint keeps changed. */
+void sstate_touch(void);
+void sstate_checkpoints(bool on);
+/* The loop's quiet time: true when it wrote one. */
+bool sstate_checkpoint_quiet(void);
+/* The latest checkpoint's layer (*bytes to free), or -errno. */
+int sstate_read_checkpoint(struct state_r *layer, void **bytes);
+/* Writes only what a restart needs to take over the runtime directory
+ * (the keeper holds its descriptors), as an object SSTATE_LAYER. */
+void sstate_save_dirs(struct state_w *w);
+
 #endif

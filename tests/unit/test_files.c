@@ -8,6 +8,8 @@
 #include <sys/mount.h>
 #include "fs/files_node.c"
 #include "fs/files.c"
+#include "fs/fam_root.h"
+#include "fs/fam_session.h"
 #include "unit.h"
 
 static char ws[PATH_MAX], outside[PATH_MAX];
