@@ -16,6 +16,7 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
+#include "sessions/session/sstate.h"
 #include "sessions/tty/tty.h"
 
 /* The terminal of fh's session, if it has one. */
@@ -245,6 +246,7 @@ static int ctl_clear(const struct ctl_args *a)
 
 	if (t->term)
 		term_clear_scrollback(t->term);
+	sstate_touch();
 	return 0;
 }
 
@@ -335,6 +337,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 	free(t->expect);
 	t->expect = pat;
 	t->expect_ms = ms;
+	sstate_touch();
 	return 0;
 }
 
@@ -482,6 +485,7 @@ static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 	}
 	fh->w.len = 0;
 	t->quiet_ms = ms;
+	sstate_touch();
 	return 0;
 }
 

@@ -42,7 +42,6 @@ enum {
 	K_GRACE,
 	K_RESTART,
 	K_HAS_CG,
-	K_CG_NAME,
 	K_CG_LEADER,
 	K_CG_SID,
 	K_START_FD,
@@ -88,7 +87,6 @@ static void save_fields(const struct tty *t, struct state_w *w)
 		state_put_i64(w, K_GRACE, t->grace.when);
 	state_put_u64(w, K_RESTART, t->restart);
 	state_put_u64(w, K_HAS_CG, t->has_cg);
-	state_put_str(w, K_CG_NAME, t->cg.name);
 	state_put_i64(w, K_CG_LEADER, t->cg.leader);
 	state_put_i64(w, K_CG_SID, t->cg.sid);
 	state_put_fd(w, K_START_FD, t->start.w.fd);
@@ -143,21 +141,17 @@ static void restore_size(struct tty *t, const struct state_r *o)
 	}
 }
 
-/* The cgroup below its session's, as contain_new_in made it. */
+/* The cgroup below its session's, made again (as make_cgroup in tty.c
+ * does: after a crash the directory may be gone), with the shell that
+ * runs in it. */
 static void restore_cg(struct tty *t, const struct state_r *o)
 {
-	char *name = state_get_str(o, K_CG_NAME);
-
-	t->has_cg = state_get_u64(o, K_HAS_CG, 0) && name &&
-		    strlen(name) < sizeof(t->cg.name);
+	t->has_cg = state_get_u64(o, K_HAS_CG, 0) &&
+		    contain_new_in(&t->cg, &t->s->cg, "tty") == 0;
 	if (t->has_cg) {
-		strcpy(t->cg.name, name);
-		t->cg.parent_dfd = t->s->cg.dfd;
-		t->cg.nested = t->cg.parent_dfd >= 0;
 		t->cg.leader = (pid_t)in_range(o, K_CG_LEADER, 0, INT32_MAX, 0);
 		t->cg.sid = (pid_t)in_range(o, K_CG_SID, 0, INT32_MAX, 0);
 	}
-	free(name);
 }
 
 /* The numbers, the queues and expect. */
@@ -238,14 +232,18 @@ static void restore_cast(struct tty *t, const struct state_r *o)
 }
 
 /* A terminal whose master did not come back (or that was saved running
- * with no output or shell): its shell, if any is left, got a hangup
- * when the master closed; it is an exited one now. */
+ * with no output or shell): its shell got a hangup when the master
+ * closed, and what is left in its cgroup is killed, as at any end of a
+ * terminal's shell; it is an exited one now. */
 static void gone(struct tty *t)
 {
+	/* by its cgroup only: a session id or pid saved may be another's */
+	t->pid = t->cg.leader = t->cg.sid = 0;
+	if (t->has_cg)
+		contain_kill(&t->cg);
 	if (t->master.fd >= 0)
 		close(t->master.fd);
 	t->master.fd = -1;
-	t->pid = t->cg.leader = 0;
 	t->state = TTY_EXITED;
 	t->exit_code = 128 + SIGHUP;
 	t->sig = SIGHUP;
