@@ -41,13 +41,19 @@ enum {
 	K_MAIN,
 	K_MAIN_COLS,
 	K_MAIN_ROWS,
+	K_HELD,
 };
 
 void term_save(struct term *t, struct state_w *w)
 {
 	struct strbuf d = { 0 }, sb = { 0 };
 
-	term_settle(t, INT64_MAX);
+	/* an upgrade (once) feeds what is held first, as a read does; a
+	 * checkpoint, written every 100 ms during a flood, keeps it as it
+	 * is, to be fed after the drawing (settling a flood's held text took
+	 * some 10 ms at 80x24: the skipping it would undo) */
+	if (!w->no_fds)
+		term_settle(t, INT64_MAX);
 	term_draw(t, &d);
 	sb_add(&sb, "", 0);
 	for (size_t i = 0; i < t->sb_n; i++)
@@ -65,6 +71,7 @@ void term_save(struct term *t, struct state_w *w)
 		state_put(w, K_SB, sb.p, sb.len);
 	}
 	state_put_str(w, K_TITLE, t->title);
+	state_put(w, K_HELD, t->held ? t->held + t->held_off : "", t->held_len);
 	state_put_u64(w, K_SKIPPED, t->skipped);
 	free(d.p);
 	free(sb.p);
@@ -133,6 +140,9 @@ struct term *term_restore(const struct state_r *o, int cols, int rows,
 	t->title = state_get_str(o, K_TITLE);
 	if (state_get(o, K_SB, &p, &len))
 		restore_sb(t, p, len);
-	t->skipped = state_get_u64(o, K_SKIPPED, 0);
+	/* plain text printed after what is drawn (it scrolls lines on) */
+	if (state_get(o, K_HELD, &p, &len))
+		term_feed(t, p, len);
+	t->skipped += state_get_u64(o, K_SKIPPED, 0);
 	return t;
 }

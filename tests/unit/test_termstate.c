@@ -22,9 +22,10 @@ static void feed(struct term *t, const char *s)
 	term_feed(t, s, strlen(s));
 }
 
-/* t saved into a state's bytes and made again from them (as another
- * program would), sending to *sent. */
-static struct term *round_trip(struct term *t, struct strbuf *sent)
+/* t saved into a state's bytes (for a checkpoint: no descriptors) and
+ * made again from them (as another program would), sending to *sent. */
+static struct term *round_trip_as(struct term *t, struct strbuf *sent,
+				  bool checkpoint)
 {
 	struct state_w w;
 	struct state_r root, o;
@@ -34,6 +35,7 @@ static struct term *round_trip(struct term *t, struct strbuf *sent)
 	void *copy;
 
 	state_w_init(&w);
+	w.no_fds = checkpoint;
 	state_open(&w, 0x100);
 	term_save(t, &w);
 	state_close(&w);
@@ -47,6 +49,11 @@ static struct term *round_trip(struct term *t, struct strbuf *sent)
 	ck_assert_ptr_nonnull(n);
 	free(copy);
 	return n;
+}
+
+static struct term *round_trip(struct term *t, struct strbuf *sent)
+{
+	return round_trip_as(t, sent, false);
 }
 
 static void same_text(char *a, char *b)
@@ -209,6 +216,33 @@ START_TEST(alternate_cut_and_resized)
 }
 END_TEST
 
+/* A flood of plain text is held (not fed yet) when a checkpoint saves
+ * the screen: it is saved as it is, not fed (which would cost what
+ * skipping saves), and fed after the drawing it follows. */
+START_TEST(held_flood)
+{
+	struct strbuf sa = { 0 }, sb = { 0 };
+	struct term *a = term_new(80, 24, 50, out, &sa), *b;
+	char line[64];
+
+	feed(a, "\033[1;33mheld\033[0m\r\n");
+	for (int i = 0; i < 3000; i++) {
+		int n = snprintf(line, sizeof(line), "flood line %d\r\n", i);
+
+		term_take(a, line, (size_t)n);
+	}
+	ck_assert(!term_settled(a)); /* some of it is held */
+	b = round_trip_as(a, &sb, true);
+	ck_assert(!term_settled(a)); /* the save fed none of it */
+	assert_same(a, b);
+	ck_assert_uint_eq(term_skipped(a), term_skipped(b));
+	term_free(a);
+	term_free(b);
+	free(sa.p);
+	free(sb.p);
+}
+END_TEST
+
 /* A drawing of garbage is fed as any output is (vtskip.h keeps libvterm
  * safe); missing fields give a blank screen. */
 START_TEST(malformed)
@@ -262,6 +296,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, screen_comes_back);
 	tcase_add_test(tc, alternate_screen);
 	tcase_add_test(tc, alternate_cut_and_resized);
+	tcase_add_test(tc, held_flood);
 	tcase_add_test(tc, malformed);
 	suite_add_tcase(s, tc);
 	return s;
