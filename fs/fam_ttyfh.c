@@ -144,4 +144,3 @@ static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
 const struct fops fam_ttycast_ops = { .open = cast_file_open,
 				      .read = cast_file_read,
 				      .priv_restore = fam_ttyfh_restore };
-

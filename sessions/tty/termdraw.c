@@ -18,18 +18,20 @@ static void sgr(const VTermScreenCellAttrs *a, const VTermColor *fg,
 {
 	static const char *const ul[] = { "", ";4", ";21", ";4:3" };
 	const VTermColor *col[2] = { fg, bg };
-	int n = snprintf(out, SGR_MAX, "\033[0%s%s%s%s%s%s", a->bold ? ";1" : "",
-			 ul[a->underline & 3], a->italic ? ";3" : "",
-			 a->blink ? ";5" : "", a->reverse ? ";7" : "",
-			 a->strike ? ";9" : "");
+	int n = snprintf(out, SGR_MAX, "\033[0%s%s%s%s%s%s",
+			 a->bold ? ";1" : "", ul[a->underline & 3],
+			 a->italic ? ";3" : "", a->blink ? ";5" : "",
+			 a->reverse ? ";7" : "", a->strike ? ";9" : "");
 
 	if (a->font)
-		n += snprintf(out + n, SGR_MAX - (size_t)n, ";%u", 10 + a->font);
+		n += snprintf(out + n, SGR_MAX - (size_t)n, ";%u",
+			      10 + a->font);
 	n += snprintf(out + n, SGR_MAX - (size_t)n, "m");
 	for (int i = 0; i < 2; i++) {
 		const VTermColor *c = col[i];
 
-		if (c->type & (i ? VTERM_COLOR_DEFAULT_BG : VTERM_COLOR_DEFAULT_FG))
+		if (c->type &
+		    (i ? VTERM_COLOR_DEFAULT_BG : VTERM_COLOR_DEFAULT_FG))
 			continue;
 		if (VTERM_COLOR_IS_INDEXED(c))
 			n += snprintf(out + n, SGR_MAX - (size_t)n,
@@ -120,7 +122,8 @@ static void draw_row(struct term *t, struct strbuf *d, int row, char *last)
 		VTermScreenCell c = { 0 }, half = { 0 };
 		int n;
 
-		if (!vterm_screen_get_cell(t->scr, (VTermPos){ row, col }, &c) ||
+		if (!vterm_screen_get_cell(t->scr, (VTermPos){ row, col },
+					   &c) ||
 		    c.chars[0] == (uint32_t)-1) {
 			at = false;
 			continue;
@@ -168,14 +171,14 @@ static void draw_pen(struct term *t, struct strbuf *d)
 	a.bold = vterm_state_get_penattr(st, VTERM_ATTR_BOLD, &v) && v.boolean;
 	if (vterm_state_get_penattr(st, VTERM_ATTR_UNDERLINE, &v))
 		a.underline = (unsigned)v.number & 3;
-	a.italic = vterm_state_get_penattr(st, VTERM_ATTR_ITALIC, &v) &&
-		   v.boolean;
-	a.blink = vterm_state_get_penattr(st, VTERM_ATTR_BLINK, &v) &&
-		  v.boolean;
+	a.italic =
+		vterm_state_get_penattr(st, VTERM_ATTR_ITALIC, &v) && v.boolean;
+	a.blink =
+		vterm_state_get_penattr(st, VTERM_ATTR_BLINK, &v) && v.boolean;
 	a.reverse = vterm_state_get_penattr(st, VTERM_ATTR_REVERSE, &v) &&
 		    v.boolean;
-	a.strike = vterm_state_get_penattr(st, VTERM_ATTR_STRIKE, &v) &&
-		   v.boolean;
+	a.strike =
+		vterm_state_get_penattr(st, VTERM_ATTR_STRIKE, &v) && v.boolean;
 	if (vterm_state_get_penattr(st, VTERM_ATTR_FONT, &v))
 		a.font = (unsigned)v.number & 15;
 	vterm_state_get_penattr(st, VTERM_ATTR_FOREGROUND, &v);
@@ -230,4 +233,3 @@ void term_keep_main(struct term *t)
 	t->main_cols = t->cols;
 	t->main_rows = t->rows;
 }
-

@@ -266,8 +266,7 @@ static int restore(struct sess *s, const struct state_r *o)
 	restore_fields(t, o);
 	rc = restore_out(t, o);
 	t->master.fd = handed_fd(o, K_MASTER);
-	if (t->state == TTY_RUNNING &&
-	    (t->master.fd < 0 || !t->out || !t->pid))
+	if (t->state == TTY_RUNNING && (t->master.fd < 0 || !t->out || !t->pid))
 		gone(t);
 	else if (t->state != TTY_RUNNING && t->master.fd >= 0) {
 		close(t->master.fd); /* only a live shell's is kept */

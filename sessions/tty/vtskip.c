@@ -430,8 +430,7 @@ static size_t ground_end(const char *p, size_t i, size_t n)
 
 bool vtskip_alt_next(const struct vtskip *s, unsigned char c)
 {
-	return c == 'h' && s->state == VTSKIP_CSI_ARGS && s->qmark &&
-	       !s->big &&
+	return c == 'h' && s->state == VTSKIP_CSI_ARGS && s->qmark && !s->big &&
 	       (s->arg[0] == 47 || s->arg[0] == 1047 || s->arg[0] == 1049 ||
 		s->arg[1] == 47 || s->arg[1] == 1047 || s->arg[1] == 1049);
 }

@@ -69,7 +69,8 @@ static void assert_same(struct term *a, struct term *b)
 	int ra, ca, rb, cb;
 	bool va, vb;
 
-	same_text(term_screen(a, &(size_t){ 0 }), term_screen(b, &(size_t){ 0 }));
+	same_text(term_screen(a, &(size_t){ 0 }),
+		  term_screen(b, &(size_t){ 0 }));
 	same_text(term_scrollback(a, &(size_t){ 0 }),
 		  term_scrollback(b, &(size_t){ 0 }));
 	term_cursor(a, &ra, &ca, &va);
@@ -87,17 +88,18 @@ static void assert_same(struct term *a, struct term *b)
 
 			vterm_screen_get_cell(a->scr, pos, &x);
 			vterm_screen_get_cell(b->scr, pos, &y);
-			ck_assert_msg(memcmp(x.chars, y.chars, sizeof(x.chars)) == 0 &&
-					      x.width == y.width &&
-					      memcmp(&x.attrs, &y.attrs,
-						     sizeof(x.attrs)) == 0 &&
-					      vterm_color_is_equal(&x.fg, &y.fg) &&
-					      vterm_color_is_equal(&x.bg, &y.bg),
-				      "cell %d,%d differs: %x/%x w %d/%d fg %d/%d "
-				      "bg %d/%d",
-				      r, c, x.chars[0], y.chars[0], x.width,
-				      y.width, x.fg.type, y.fg.type, x.bg.type,
-				      y.bg.type);
+			ck_assert_msg(
+				memcmp(x.chars, y.chars, sizeof(x.chars)) ==
+						0 &&
+					x.width == y.width &&
+					memcmp(&x.attrs, &y.attrs,
+					       sizeof(x.attrs)) == 0 &&
+					vterm_color_is_equal(&x.fg, &y.fg) &&
+					vterm_color_is_equal(&x.bg, &y.bg),
+				"cell %d,%d differs: %x/%x w %d/%d fg %d/%d "
+				"bg %d/%d",
+				r, c, x.chars[0], y.chars[0], x.width, y.width,
+				x.fg.type, y.fg.type, x.bg.type, y.bg.type);
 		}
 }
 
@@ -125,8 +127,7 @@ static void assert_same_keys(struct term *a, struct strbuf *sa, struct term *b,
 
 /* A shell's lines that scroll, a title, colours, a wide and a combining
  * character, erased cells with a colour: as an editor draws. */
-static const char *const shell =
-	"\033]2;vim notes.txt\007";
+static const char *const shell = "\033]2;vim notes.txt\007";
 static const char *const editor =
 	"\033[?1h\033=\033[?2004h\033[H\033[2J"
 	"\033[1;31mred bold\033[0m plain \033[4;38;2;1;2;3mrgb\033[0m\r\n"
@@ -257,12 +258,13 @@ START_TEST(malformed)
 
 	srand(7);
 	for (size_t i = 0; i < sizeof(junk); i++)
-		junk[i] = (char)(rand() % 4 ? rand() % 256 : "\033[;?0123h"[rand() % 9]);
+		junk[i] = (char)(rand() % 4 ? rand() % 256 :
+					      "\033[;?0123h"[rand() % 9]);
 	state_w_init(&w);
 	state_open(&w, 0x100);
 	state_put(&w, 1, junk, sizeof(junk)); /* the drawing */
 	state_put(&w, 3, junk, sizeof(junk)); /* the scrollback */
-	state_put_u64(&w, 5, 1);	       /* alternate screen on */
+	state_put_u64(&w, 5, 1);	      /* alternate screen on */
 	state_put(&w, 6, junk, sizeof(junk));
 	state_put_u64(&w, 7, 1u << 30);
 	state_put_u64(&w, 8, 3);

@@ -300,12 +300,12 @@ START_TEST(malformed)
 	ck_assert_int_eq(sess_create("b", getuid(), getgid(), &s2), 0);
 	state_w_init(&w);
 	state_open(&w, TTY_PART_KEY);
-	state_put_i64(&w, 1, 1);	 /* running */
+	state_put_i64(&w, 1, 1);	/* running */
 	state_put_i64(&w, 2, getpid()); /* a pid not its child */
-	state_put_i64(&w, 5, 1 << 20);	 /* cols out of bounds */
-	state_put_i64(&w, 7, 0);	 /* fd 0: not a PTY's */
-	state_put(&w, 12, "(", 1);	 /* an expect that does not compile */
-	state_open(&w, 34);		 /* a screen of junk */
+	state_put_i64(&w, 5, 1 << 20);	/* cols out of bounds */
+	state_put_i64(&w, 7, 0);	/* fd 0: not a PTY's */
+	state_put(&w, 12, "(", 1);	/* an expect that does not compile */
+	state_open(&w, 34);		/* a screen of junk */
 	state_put(&w, 1, "\033[999;999H\033]0;x", 15);
 	state_close(&w);
 	state_close(&w);
