@@ -153,6 +153,13 @@ START_TEST(screen_comes_back)
 	ck_assert_uint_eq(sb.len, 0); /* nothing was sent to the program */
 	assert_same(a, b);
 	assert_same_keys(a, &sa, b, &sb, "Up Down Enter");
+	ck_assert_uint_eq(sb.len, 3); /* the keypad's 0 in application mode */
+	ck_assert(memcmp(sb.p, "\033Op", 3) == 0);
+	sb.len = 0;
+	vterm_keyboard_key(b->vt, VTERM_KEY_UP, VTERM_MOD_NONE);
+	vterm_keyboard_start_paste(b->vt);
+	ck_assert_uint_eq(sb.len, 9); /* cursor keys, bracketed paste */
+	ck_assert(memcmp(sb.p, "\033OA\033[200~", 9) == 0);
 	/* more output: within the scroll region, with the pen it had */
 	for (int i = 0; i < 30; i++) {
 		feed(a, "more \xe4\xb8\xad\n");
