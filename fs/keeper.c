@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,13 +155,13 @@ static void answer_eio(struct keeper *k)
 	struct fuse_out_header out;
 
 	if (n < 0 && errno == ENODEV)
-		exit(1); /* unmounted: the end */
+		_exit(1); /* unmounted: the end */
 	if (n < (ssize_t)sizeof(*in) || in->opcode == FUSE_FORGET ||
 	    in->opcode == FUSE_BATCH_FORGET || in->opcode == FUSE_INTERRUPT)
 		return;
 	out = (struct fuse_out_header){ sizeof(out), -EIO, in->unique };
 	if (write(k->fuse_fd, &out, sizeof(out)) < 0 && errno == ENODEV)
-		exit(1);
+		_exit(1);
 }
 
 /* The server's end (or a stop): returns the keeper's exit status, or -1
@@ -193,16 +194,35 @@ static int on_child(struct keeper *k)
 	return -1;
 }
 
+/* Passes a signal on with its sender's pid, so that the server's log
+ * names who sent it (SI_QUEUE: the one code a process may give another
+ * with a pid of its choosing). */
+static void forward(pid_t to, const struct signalfd_siginfo *si)
+{
+	siginfo_t info = { 0 };
+
+	info.si_signo = (int)si->ssi_signo;
+	info.si_code = SI_QUEUE;
+	info.si_pid = (pid_t)si->ssi_pid;
+	info.si_uid = si->ssi_uid;
+	if (syscall(SYS_rt_sigqueueinfo, to, info.si_signo, &info) < 0)
+		kill(to, info.si_signo);
+}
+
 static void on_signal(struct keeper *k)
 {
 	struct signalfd_siginfo si;
 
-	while (read(k->sigfd, &si, sizeof(si)) == sizeof(si))
-		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) &&
-		    k->server > 0)
-			kill(k->server, (int)si.ssi_signo);
-		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-			exit(0);
+	while (read(k->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		bool end = si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT;
+
+		/* the server says what it makes of them (SIGHUP is logged
+		 * and ignored, SIGTERM ends every session) */
+		if (si.ssi_signo != SIGCHLD && k->server > 0)
+			forward(k->server, &si);
+		else if (end) /* answering EIO, no server: the end */
+			_exit(0);
+	}
 }
 
 static int keeper_loop(struct keeper *k)
@@ -241,6 +261,9 @@ int keeper_start(int fuse_fd, const char *exe, const char *cwd, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	pid = fork();

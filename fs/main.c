@@ -281,8 +281,11 @@ static int serve(const struct state_r *root)
 		rc = watch_signals();
 	if (rc == 0)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
+	if (rc == 0 && lp)
+		rc = sstate_restore_dirs(lp);
 	if (rc == 0)
-		rc = sess_init(lp);
+		rc = sess_init(lp != NULL);
+	sess_quiet_hook = sstate_checkpoint_quiet;
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();

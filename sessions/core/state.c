@@ -275,3 +275,15 @@ int state_get_fd(const struct state_r *o, uint16_t key)
 	fcntl((int)v, F_SETFD, fl | FD_CLOEXEC);
 	return (int)v;
 }
+
+static unsigned long generation;
+
+void state_touch(void)
+{
+	generation++;
+}
+
+unsigned long state_generation(void)
+{
+	return generation;
+}

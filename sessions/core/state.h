@@ -88,4 +88,9 @@ char *state_get_str(const struct state_r *o, uint16_t key);
  * not open. */
 int state_get_fd(const struct state_r *o, uint16_t key);
 
+/* Something a checkpoint keeps changed (a run ended, a session or a
+ * variable came or went): the count of such changes. */
+void state_touch(void);
+unsigned long state_generation(void);
+
 #endif
