@@ -16,7 +16,7 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 #include "sessions/tty/tty.h"
 
 /* The terminal of fh's session, if it has one. */
@@ -246,7 +246,7 @@ static int ctl_clear(const struct ctl_args *a)
 
 	if (t->term)
 		term_clear_scrollback(t->term);
-	sstate_touch();
+	state_touch();
 	return 0;
 }
 
@@ -337,7 +337,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 	free(t->expect);
 	t->expect = pat;
 	t->expect_ms = ms;
-	sstate_touch();
+	state_touch();
 	return 0;
 }
 
@@ -485,7 +485,7 @@ static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 	}
 	fh->w.len = 0;
 	t->quiet_ms = ms;
-	sstate_touch();
+	state_touch();
 	return 0;
 }
 

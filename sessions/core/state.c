@@ -76,8 +76,7 @@ void state_put(struct state_w *w, uint16_t key, const void *p, size_t len)
 		return;
 	}
 	put_hdr(&w->b, key, STATE_FIELD, (uint32_t)len);
-	if (len > 0) /* an empty buffer may be NULL, which memcpy refuses */
-		sb_add(&w->b, p, len);
+	sb_add(&w->b, p, len);
 }
 
 void state_put_u64(struct state_w *w, uint16_t key, uint64_t v)

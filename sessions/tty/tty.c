@@ -22,9 +22,9 @@
 #include "sessions/session/chores.h"
 #include "conf/conf.h"
 #include "sessions/core/log.h"
+#include "sessions/core/state.h"
 #include "sessions/session/output.h"
 #include "sessions/session/sess.h"
-#include "sessions/session/sstate.h"
 #include "sessions/tty/tty.h"
 #include "sessions/tty/ttyproc.h"
 
@@ -111,7 +111,7 @@ static void printed(struct tty *t, const char *buf, size_t n)
 	output_keep(t->out, buf, n);
 	cast_output(&t->cast, at, (size_t)(t->out->out.size - at));
 	t->last_out_ms = loop_now_ms();
-	sstate_touch(); /* a crash's restart keeps the screen's last text */
+	state_touch(); /* a crash's restart keeps the screen's last text */
 }
 
 static int64_t now_us(void)
@@ -403,7 +403,7 @@ int tty_start(struct tty *t)
 	}
 	t->state = TTY_RUNNING;
 	t->last_out_ms = loop_now_ms();
-	sstate_touch();
+	state_touch();
 	log_msg(LOG_INFO, "session %s: tty started, pid %ld, %dx%d", t->s->name,
 		(long)t->pid, t->cols, t->rows);
 	changed(t);
@@ -428,7 +428,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 					      WEXITSTATUS(wstatus);
 	t->sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
 	run_finish(t->out, t->exit_code, t->sig, END_EXITED);
-	sstate_touch();
+	state_touch();
 	log_msg(LOG_INFO, "session %s: tty ended (exit %d)", t->s->name,
 		t->exit_code);
 	if (t->restart && !t->s->dying) {
@@ -493,7 +493,7 @@ void tty_resize(struct tty *t, int cols, int rows)
 
 	t->cols = cols;
 	t->rows = rows;
-	sstate_touch();
+	state_touch();
 	if (t->term)
 		term_resize(t->term, cols, rows);
 	if (t->state != TTY_RUNNING)

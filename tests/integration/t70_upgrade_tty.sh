@@ -58,14 +58,9 @@ snapshot() {
 	status_val altscreen >"$1/altscreen"
 }
 
-# server_pid: the process that serves the mount (the daemon's pid is
-# its keeper's, whose child it is), not a zombie
-server_pid() {
-	local p
-	for p in $(pgrep -P "$SFS_PID" -x sessionfs); do
-		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && echo "$p"
-	done | head -n 1
-}
+# server_pid: the process that serves the mount (health's pid; the
+# daemon's, SFS_PID, is its keeper's)
+server_pid() { timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null; }
 
 # same_file LABEL NAME: NAME is the same in the before and after snapshots
 same_file() {
@@ -116,6 +111,7 @@ check "echo upgrade > ctl" sfs_write "$MNT/ctl" $'upgrade\n' 30
 check "the daemon says it serves after the upgrade" \
 	sfs_until 20 grep -q 'upgrade: serving (upgrade 1' "$SFS_TMP/daemon.log"
 assert_eq "$SPID" "$(server_pid)" "the server has the same pid"
+assert_eq 1 "$(timeout 5 sed -n 's/^upgrades //p' "$MNT/health")" "health counts the upgrade"
 assert_true "the mount is still there" "no sessions/" timeout 5 test -d "$MNT/sessions"
 snapshot "$SFS_TMP/after"
 assert_eq "$VPID" "$(pgrep -f -- "-i NONE -c set ruler $WD/v.txt" | head -n 1)" "vim has the same pid"

@@ -41,14 +41,9 @@ assert_expect() {
 	fi
 }
 
-# server_pid: the process that serves the mount (the daemon's pid is
-# its keeper's, whose child it is), not a zombie
-server_pid() {
-	local p
-	for p in $(pgrep -P "$SFS_PID" -x sessionfs); do
-		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && echo "$p"
-	done | head -n 1
-}
+# server_pid: the process that serves the mount (health's pid; the
+# daemon's, SFS_PID, is its keeper's)
+server_pid() { timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null; }
 
 # ended PID: PID is gone or a zombie
 ended() { ! sfs_alive "$1" || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
@@ -85,6 +80,7 @@ assert_true "the server runs" "no server below $SFS_PID" test -n "$SPID"
 kill -KILL "$SPID"
 check "the server is started again after kill -9" \
 	sfs_until 20 grep -q 'recovered after a crash' "$SFS_TMP/daemon.log"
+sfs_note_server # the new server, for the cleanup
 assert_eq "exited 129 1" "$(status_val state) $(status_val exit) $(status_val signal)" \
 	"the terminal is an exited one (a hangup)"
 for f in screen scrollback title; do
