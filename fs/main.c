@@ -297,7 +297,6 @@ static int serve(const struct state_r *root)
 		rc = restore_sessions(lp);
 	else if (rc == 0)
 		rc = make_default_session();
-	sstate_checkpoints(keeper_fd() >= 0);
 	if (rc == 0 && root && state_obj(root, UPK_FILES, &files))
 		files_restore(&files);
 	else if (rc == 0 && files_init(conf.workspace) < 0)
@@ -307,6 +306,8 @@ static int serve(const struct state_r *root)
 	if (rc == 0 && root)
 		rc = upgrade_finish(se, root);
 	upgrade_done();
+	/* after upgrade_finish, which takes the keeper's socket over */
+	sstate_checkpoints(keeper_fd() >= 0);
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);
 	fuse_w.fn = on_fuse;

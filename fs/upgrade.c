@@ -573,7 +573,9 @@ void upgrade_unmount(void)
 	pid_t pid;
 
 	if (geteuid() == 0) {
-		if (umount2(up.mnt, MNT_DETACH) < 0)
+		/* EINVAL: unmounted already (the end came from an unmount) */
+		if (umount2(up.mnt, MNT_DETACH) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
 			log_msg(LOG_WARNING, "unmount %s: %m", up.mnt);
 		return;
 	}

@@ -266,7 +266,7 @@ int state_get_fd(const struct state_r *o, uint16_t key)
 	uint64_t v = state_get_u64(o, key, UINT64_MAX);
 	int fl;
 
-	if (v > INT32_MAX)
+	if (v > INT32_MAX || v <= 2) /* never a standard stream */
 		return -1;
 	fl = fcntl((int)v, F_GETFD);
 	if (fl < 0)
