@@ -545,11 +545,18 @@ static int ctx_restore(struct sess *s, const struct state_r *o)
 	return 0;
 }
 
+static const struct sess_part_kind kind = { CTX_PART_KEY, ctx_restore };
+
+/* Known from the program's start, before any restore (as part.h asks of
+ * a kind, and as the terminal's is; a later sess_part_kind_add of it
+ * changes nothing). */
+__attribute__((constructor)) static void add_kind(void)
+{
+	sess_part_kind_add(&kind);
+}
+
 const struct sess_part_kind *ctx_part_kind(void)
 {
-	static const struct sess_part_kind kind = { CTX_PART_KEY,
-						    ctx_restore };
-
 	return &kind;
 }
 
