@@ -93,6 +93,7 @@ void conf_defaults(void)
 	conf.tty_scrollback_lines = 1000;
 	conf.tty_rc = false;
 	conf.default_session = true;
+	conf.keeper = true;
 	conf.log_level = LOG_INFO;
 }
 

@@ -34,6 +34,7 @@ struct conf {
 	bool tty_rc;		       /* its bash reads its rc files */
 
 	bool default_session;
+	bool keeper; /* a keeper process survives the server's crash */
 	int log_level; /* syslog level */
 	char **env;    /* "NAME=value" every session starts with */
 	size_t nenv;

@@ -47,6 +47,7 @@ static const struct setting {
 	  AT(tty_scrollback_lines) },
 	{ "tty_rc", K_BOOL, 0, 0, AT(tty_rc) },
 	{ "default_session", K_BOOL, 0, 0, AT(default_session) },
+	{ "keeper", K_BOOL, 0, 0, AT(keeper) },
 	{ "env", K_GROUP, 0, 0, 0 },
 	{ "log_level", K_LEVEL, 0, 0, AT(log_level) },
 #undef AT
@@ -281,7 +282,7 @@ static int apply(const config_setting_t *s, const char *path)
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
 			return fail(s, path, "%s: expected true or false%s",
 				    d->name, "");
-		conf.default_session = config_setting_get_bool(s);
+		*(bool *)((char *)&conf + d->off) = config_setting_get_bool(s);
 		return 0;
 	case K_GROUP:
 		return set_env(s, path);

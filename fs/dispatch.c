@@ -13,7 +13,7 @@
 /* The table for ino; NULL entries mean "not supported". */
 static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
 {
-	const struct fent *fe = tree_fent((enum ft)(ino & 0xff));
+	const struct fent *fe = tree_fent((ft_t)(ino & 0xff));
 
 	return fe && fe->ops && fe->ops->ll ? fe->ops->ll : &tree_ops;
 }

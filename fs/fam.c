@@ -495,13 +495,12 @@ bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
 	return true;
 }
 
-/* A close by the opener while the run an earlier close of it started
- * goes on waits for its end too: an upgrade in place does not keep the
- * close that waited, the kernel sends it again, and it must wait again
- * (not return at once with the run half done). */
-static bool cmd_waits(fuse_req_t req, const struct fh *fh)
+/* An opener's close after the one that started fh's run waits for it
+ * as that one does: the kernel sends a close that was waiting again after
+ * an upgrade in place, whose parked reply is gone. */
+static bool waits_again(fuse_req_t req, const struct fh *fh)
 {
-	return req && fh->started && fh->r && !fh->werr &&
+	return !fh->werr && fh->started && fh->r && run_active(fh->r) &&
 	       fam_by_opener(req, fh);
 }
 
@@ -516,7 +515,7 @@ int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
 		rc = start(fh);
 		if (rc < 0)
 			return rc;
-	} else if (!cmd_waits(req, fh)) {
+	} else if (!waits_again(req, fh)) {
 		return -fh->werr;
 	}
 	how = (struct park){
@@ -657,7 +656,7 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh)
 	return -fh->werr;
 }
 
-int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
+int fam_made_run(int rc, const struct run *r, ft_t ft, fuse_ino_t *ino,
 		 double *ttl)
 {
 	*ttl = 0;
@@ -666,7 +665,7 @@ int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
 	return rc;
 }
 
-void fam_list_runs(struct dirbuf *d, const struct list *runs, enum ft ft)
+void fam_list_runs(struct dirbuf *d, const struct list *runs, ft_t ft)
 {
 	for (const struct list *l = runs->next; l != runs; l = l->next) {
 		const struct run *r = list_entry(l, struct run, link);

@@ -209,7 +209,7 @@ int fam_ctl_flush(fuse_req_t req, struct fh *fh);
 
 /* What mkdir in runs/ or procs/ answers: the new run's inode (made with
  * rc, never kept by the kernel). */
-int fam_made_run(int rc, const struct run *r, enum ft ft, fuse_ino_t *ino,
+int fam_made_run(int rc, const struct run *r, ft_t ft, fuse_ino_t *ino,
 		 double *ttl);
 
 /* Directory listings, built for each readdir call. */
@@ -224,6 +224,6 @@ struct dirbuf {
 void fam_dir_add(struct dirbuf *d, const char *name, fuse_ino_t ino,
 		 mode_t mode);
 /* Lists the runs of a session's list (runs/ or procs/), as ft dirs. */
-void fam_list_runs(struct dirbuf *d, const struct list *runs, enum ft ft);
+void fam_list_runs(struct dirbuf *d, const struct list *runs, ft_t ft);
 
 #endif

@@ -11,6 +11,32 @@
 #include "fam_run.h"
 #include "tree.h"
 
+/* The types of contexts/ (their numbers never move: fs/tree.h). */
+#define FT_BLOCK_CTX 51
+enum {
+	FT_CTXS = FT_BLOCK_CTX,
+	FT_CTX,
+	FT_CTXLANG,
+	FT_CTXCWD,
+	FT_CTXTIMEOUT,
+	FT_CTXENV,
+	FT_CTXVAR,
+	FT_CTXCTL,
+	FT_CTXSTATUS,
+	FT_CTXRUNS,
+	FT_CTXRUN,
+	FT_CODE,
+	FT_CTXRESULT,
+	FT_CTXERROR,
+	FT_CTXJSON,
+	FT_CTXRESULTS,
+	FT_CTXRES,  /* results/N */
+	FT_CTXMAIN, /* results/N/main */
+	/* results/N/FORMAT: FT_CTXFMT + its index, CTX_NFMT types
+	 * (sessions/ctx/ctxproto.h), up to 78 */
+	FT_CTXFMT,
+};
+
 extern const struct fops fam_ctxs_ops, fam_code_ops, fam_ctxresult_ops,
 	fam_ctxresults_ops, fam_ctxerror_ops, fam_ctxjson_ops,
 	fam_ctxstatus_ops;

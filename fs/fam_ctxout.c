@@ -150,6 +150,20 @@ static off_t json_size(const struct node *n)
 	return (off_t)len;
 }
 
+/* An upgrade in place: a reader's copy stays the same bytes. */
+static void json_save(const void *priv, struct state_w *w)
+{
+	ctx_json_save(priv, w);
+}
+
+static int json_restore(struct fh *fh, const struct state_r *o)
+{
+	fh->priv = fh->r && fh->r->cx ? ctx_json_restore(fh->r, o) : NULL;
+	fh->priv_free = ctx_json_put;
+	fh->priv_save = json_save;
+	return 0;
+}
+
 static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
 	struct ctx_json *j = fh->priv;
@@ -168,6 +182,7 @@ static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 		ctx_json_put(j);
 		fh->priv = j = ctx_json_get(fh->r);
 		fh->priv_free = ctx_json_put;
+		fh->priv_save = json_save;
 	}
 	if (j)
 		fam_reply_text(req, j->p, j->len, size, off);
@@ -175,7 +190,9 @@ static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 		fuse_reply_err(req, ENOMEM);
 }
 
-const struct fops fam_ctxjson_ops = { .size = json_size, .read = json_read };
+const struct fops fam_ctxjson_ops = { .size = json_size,
+				       .read = json_read,
+				       .priv_restore = json_restore };
 
 static char *status_text(const struct node *n, size_t *len)
 {
@@ -250,7 +267,7 @@ static fuse_ino_t res_lookup(const struct node *dir, const char *name,
 	if (strcmp(name, "main") == 0)
 		return dir->res->main ? tree_ino(dir->res->id, FT_CTXMAIN) : 0;
 	return i >= 0 && dir->res->fmt[i].has ?
-		       tree_ino(dir->res->id, (enum ft)(FT_CTXFMT + i)) :
+		       tree_ino(dir->res->id, (ft_t)(FT_CTXFMT + i)) :
 		       0;
 }
 
@@ -258,10 +275,10 @@ static void res_list(struct dirbuf *d, const struct node *dir)
 {
 	for (int i = 0; i < CTX_NFMT; i++)
 		if (dir->res->fmt[i].has)
-			fam_dir_add(d, ctx_fmt_names[i],
-				    tree_ino(dir->res->id,
-					     (enum ft)(FT_CTXFMT + i)),
-				    S_IFREG);
+			fam_dir_add(
+				d, ctx_fmt_names[i],
+				tree_ino(dir->res->id, (ft_t)(FT_CTXFMT + i)),
+				S_IFREG);
 	if (dir->res->main)
 		fam_dir_add(d, "main", tree_ino(dir->res->id, FT_CTXMAIN),
 			    S_IFREG);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "fam.h"
+#include "fam_ctx.h"
 #include "fam_env.h"
 #include "sessions/core/log.h"
 
@@ -244,7 +245,7 @@ static const struct envmap *env_map(const struct node *dir)
 	return dir->c ? &dir->c->env : dir->s ? &dir->s->env : sess_root_env();
 }
 
-static enum ft env_var_ft(const struct node *dir)
+static ft_t env_var_ft(const struct node *dir)
 {
 	return dir->c ? FT_CTXVAR : dir->s ? FT_ENVVAR : FT_ROOTENVVAR;
 }

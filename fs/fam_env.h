@@ -8,6 +8,18 @@
 
 #include "tree.h"
 
+/* The types of env/ and cwd (their numbers never move: fs/tree.h; the
+ * gaps are other families' numbers). A context's env/ and cwd are its
+ * family's rows (fs/fam_ctx.h). */
+#define FT_BLOCK_ENV 4
+enum {
+	FT_ROOTENV = FT_BLOCK_ENV, /* the root's env/ */
+	FT_ROOTENVVAR,		   /* a variable of it */
+	FT_CWD = 17,		   /* a session's cwd */
+	FT_ENVDIR,		   /* a session's env/ */
+	FT_ENVVAR = 29,		   /* a variable of it */
+};
+
 extern const struct fops fam_rootenv_ops, fam_envdir_ops, fam_cwd_ops;
 
 /* The ops of an env/ directory, the root's, a session's or a context's

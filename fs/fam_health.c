@@ -3,10 +3,13 @@
  * made when read, of every session: no names, no values, nothing that
  * says whose a session is, so anyone may read them under allow_other.
  */
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
+#include "keeper.h"
+#include "upgrade.h"
 #include "sessions/session/fdq.h"
 #include "sessions/core/cpulat.h"
 #include "sessions/session/driver.h"
@@ -62,6 +65,8 @@ static char *health_text(const struct node *n, size_t *len)
 		(long long)((loop_now_ms() - loop_started_ms()) / 1000),
 		c.sessions);
 	sb_addf(&b, "runs_active %lu\n", c.running);
+	sb_addf(&b, "pid %ld\nupgrades %lu\nrecoveries %lu\n", (long)getpid(),
+		upgrade_count(), keeper_recoveries());
 	return sb_take(&b, len);
 }
 
@@ -97,6 +102,11 @@ static char *metrics_text(const struct node *n, size_t *len)
 	metric(&b, "spool_budget_bytes", "gauge",
 	       "The budget of spooled output bytes (0: no limit).",
 	       spool_budget());
+	metric(&b, "upgrades_total", "counter",
+	       "Upgrades in place this mount has had.", upgrade_count());
+	metric(&b, "recoveries_total", "counter",
+	       "Restarts of the server after a crash, by the keeper.",
+	       keeper_recoveries());
 	metric(&b, "shells_restarted_total", "counter",
 	       "Shells that died during or between runs, to be started anew.",
 	       driver_shells_restarted());

@@ -9,6 +9,24 @@
 
 #include "tree.h"
 
+/* A run's types (their numbers never move: fs/tree.h; the gaps are
+ * other families' numbers). */
+#define FT_BLOCK_RUN 9
+enum {
+	FT_CMD = FT_BLOCK_RUN,
+	FT_STDOUT,
+	FT_STDERR,
+	FT_OUTPUT,
+	FT_STREAM,
+	FT_EXIT,
+	FT_STATUS,
+	FT_RESULT,
+	FT_TIMEOUT = 19,
+	FT_RUNS = 22,
+	FT_LATEST,
+	FT_RUN, /* runs/N */
+};
+
 extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 	fam_output_ops, fam_stream_ops, fam_exit_ops, fam_status_ops,
 	fam_result_ops, fam_timeout_ops, fam_runs_ops;

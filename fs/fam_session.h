@@ -7,6 +7,15 @@
 
 #include "tree.h"
 
+/* The types of a session's directory of its own (their numbers never
+ * move: fs/tree.h; the gaps are other families' numbers). */
+#define FT_BLOCK_SESSION 8
+enum {
+	FT_SESS = FT_BLOCK_SESSION, /* sessions/NAME */
+	FT_ERROR = 20,
+	FT_CTL,
+};
+
 extern const struct fops fam_session_ops;
 
 #endif

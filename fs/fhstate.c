@@ -131,7 +131,7 @@ static void restore_fields(struct fh *fh, const struct state_r *o)
 static bool restore_fh(const struct state_r *o)
 {
 	const struct fent *fe =
-		tree_fent((enum ft)state_get_u64(o, K_FT, FT_NONE));
+		tree_fent((ft_t)state_get_u64(o, K_FT, FT_NONE));
 	struct state_r priv;
 	struct fh *fh;
 

@@ -37,6 +37,7 @@
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
 #include "sessions/session/sstate.h"
+#include "keeper.h"
 #include "upgrade.h"
 
 #ifndef SFS_VERSION
@@ -60,6 +61,7 @@ static void begin_shutdown(const char *why)
 	if (stopping)
 		return;
 	stopping = true;
+	sstate_checkpoints(false); /* what ends now is not to come back */
 	log_msg(LOG_INFO, "%s: ending every session", why);
 	sess_shutdown(shutdown_done, NULL);
 }
@@ -243,11 +245,33 @@ static int make_default_session(void)
 	return rc;
 }
 
+/* The sessions an upgrade handed over in layer, or after a crash those
+ * of the latest checkpoint (none: a fresh start, said in the log). */
+static int restore_sessions(const struct state_r *layer)
+{
+	struct state_r ckpt;
+	void *bytes;
+	int rc;
+
+	if (!upgrade_recovering())
+		return sstate_restore(layer);
+	rc = sstate_read_checkpoint(&ckpt, &bytes);
+	if (rc == 0)
+		rc = sstate_restore(&ckpt);
+	free(bytes);
+	if (rc == 0)
+		return 0;
+	log_msg(LOG_ERR, "recovery: no checkpoint to restore (%s): no session "
+			 "is kept",
+		strerror(-rc));
+	return make_default_session();
+}
+
 /* Everything after the mount (root: the state an upgrade handed over, or
  * NULL): returns the exit status. */
 static int serve(const struct state_r *root)
 {
-	struct state_r layer, *lp = NULL;
+	struct state_r layer, files, *lp = NULL;
 	int rc = loop_init();
 
 	if (root && state_obj(root, UPK_LAYER, &layer))
@@ -258,8 +282,11 @@ static int serve(const struct state_r *root)
 		rc = watch_signals();
 	if (rc == 0)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
+	if (rc == 0 && lp)
+		rc = sstate_restore_dirs(lp);
 	if (rc == 0)
-		rc = sess_init(lp);
+		rc = sess_init(lp != NULL);
+	sess_quiet_hook = sstate_checkpoint_quiet;
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
@@ -267,16 +294,20 @@ static int serve(const struct state_r *root)
 	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
 		rc = fdq_init();
 	if (rc == 0 && lp)
-		rc = sstate_restore(lp);
+		rc = restore_sessions(lp);
 	else if (rc == 0)
 		rc = make_default_session();
-	if (rc == 0 && files_init(conf.workspace) < 0)
+	if (rc == 0 && root && state_obj(root, UPK_FILES, &files))
+		files_restore(&files);
+	else if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
 	fsn_ops_init();
 	if (rc == 0 && root)
 		rc = upgrade_finish(se, root);
 	upgrade_done();
+	/* after upgrade_finish, which takes the keeper's socket over */
+	sstate_checkpoints(keeper_fd() >= 0);
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);
 	fuse_w.fn = on_fuse;
@@ -324,6 +355,12 @@ static int mount_and_serve(const struct fuse_cmdline_opts *opts, char **argv,
 		fuse_daemonize(opts->foreground);
 	if (!opts->foreground)
 		log_use_syslog();
+	/* the first start: this process becomes the keeper, its child the
+	 * server (keeper.h) */
+	if (resume_fd < 0 && conf.keeper &&
+	    keeper_start(fuse_session_fd(se), upgrade_exe(), upgrade_cwd(),
+			 argv) < 0)
+		log_msg(LOG_WARNING, "no keeper: a crash will end the mount");
 	status = serve(resume_fd >= 0 ? &root : NULL);
 	if (upgrade_resumed())
 		upgrade_unmount();

@@ -15,12 +15,13 @@
 #include "fam_root.h"
 #include "ops.h"
 #include "park.h"
+#include "upgrade.h"
 #include "sessions/core/log.h"
 
 static const struct fops no_ops;
 
 /* The handlers of n's row (every resolved node has a row). */
-static const struct fops *ops_of(enum ft ft)
+static const struct fops *ops_of(ft_t ft)
 {
 	const struct fent *fe = tree_fent(ft);
 
@@ -261,14 +262,43 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/* After a crash (the keeper's restart) the open files of the mount are
+ * not known: one is made again from its inode, as an open with its
+ * flags would make it, keeping its id (what it had read or written is
+ * lost). A reader of exit or stream that waited is answered then. */
+static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	const struct fops *o;
+	struct node n;
+	struct fh *fh;
+
+	if (!upgrade_recovering() || tree_resolve(ino, &n) < 0)
+		return NULL;
+	o = ops_of(n.ft);
+	objs_reuse(fi->fh);
+	fh = fh_new(&n);
+	if (!fh)
+		return NULL;
+	fh_opened(fh, req, fi);
+	if ((fi->flags & O_ACCMODE) == O_RDONLY && o->open &&
+	    o->open(fh, &n, fi) < 0) {
+		fh_free(fh);
+		return NULL;
+	}
+	return fh;
+}
+
 /* The open file of fi, or NULL once answered: a handle the daemon does
- * not have (one a restart could not keep) fails with EIO, and its
- * release succeeds, so that the client can close it. */
-static struct fh *fh_or_fail(fuse_req_t req, struct fuse_file_info *fi,
-			     bool release)
+ * not have and cannot make again fails with EIO, and its release
+ * succeeds, so that the client can close it. */
+static struct fh *fh_or_fail(fuse_req_t req, fuse_ino_t ino,
+			     struct fuse_file_info *fi, bool release)
 {
 	struct fh *fh = fh_of(fi);
 
+	if (!fh && !release)
+		fh = adopt(req, ino, fi);
 	if (!fh)
 		fuse_reply_err(req, release ? 0 : EIO);
 	return fh;
@@ -277,7 +307,7 @@ static struct fh *fh_or_fail(fuse_req_t req, struct fuse_file_info *fi,
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, fi, false);
+	struct fh *fh = fh_or_fail(req, ino, fi, false);
 	const struct fops *o;
 	struct node n;
 	size_t len = 0;
@@ -354,7 +384,7 @@ static void ok_write(fuse_req_t req, void *arg)
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, fi, false);
+	struct fh *fh = fh_or_fail(req, ino, fi, false);
 	const struct fops *o;
 	struct node n;
 
@@ -374,7 +404,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, fi, false);
+	struct fh *fh = fh_or_fail(req, ino, fi, false);
 	const struct fops *o;
 
 	(void)ino;
@@ -387,7 +417,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, fi, true);
+	struct fh *fh = fh_or_fail(req, ino, fi, true);
 	const struct fops *o;
 
 	(void)ino;

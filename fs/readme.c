@@ -1,13 +1,14 @@
 /*
  * readme.c - the README at the root of the mount: how to use the tree,
- * made from the rows' docs as the tree walks them from the root.
+ * made from the rows' docs as the tree walks them from the root (the
+ * tree of sessionfs(7) is that text too, fs/treedump.c).
  */
 #include <stdbool.h>
 #include <string.h>
 #include "readme.h"
 
 /* The column the docs start at, after the indented names, and the
- * width their words are wrapped at. */
+ * width the README's lines are wrapped at. */
 #define DOC_COL 24
 #define WIDTH	78
 
@@ -24,6 +25,7 @@ static const char example[] =
 struct walk {
 	struct strbuf *b;
 	bool seen[FT_MAX]; /* a type shared by several tables is told once */
+	size_t width;	   /* the docs' words wrapped at */
 	size_t line;	   /* where the line being made starts */
 };
 
@@ -52,7 +54,7 @@ static void end_line(struct walk *w, const char *doc)
 	while (*doc) {
 		size_t n = strcspn(doc, " ");
 
-		if (col > DOC_COL && col + 1 + n > WIDTH) {
+		if (col > DOC_COL && col + 1 + n > w->width) {
 			sb_addf(w->b, "\n%*s", DOC_COL, "");
 			col = DOC_COL;
 		} else if (col > DOC_COL) {
@@ -100,15 +102,19 @@ static void walk_tab(struct walk *w, const struct fent *tab, int depth)
 		walk_row(w, tab, tab + 1, depth);
 }
 
-void readme_text(struct strbuf *b, const struct fent *root)
+void readme_tree(struct strbuf *b, const struct fent *root, size_t width)
 {
-	struct walk w = { .b = b };
+	struct walk w = { .b = b, .line = b->len, .width = width };
 
-	sb_addf(b, "sessionfs: persistent shell sessions as files\n\n");
-	w.line = b->len;
 	if (root->ops) {
 		walk_tab(&w, root->ops->tab, 0);
 		walk_tab(&w, root->ops->dyn, 0);
 	}
+}
+
+void readme_text(struct strbuf *b, const struct fent *root)
+{
+	sb_addf(b, "sessionfs: persistent shell sessions as files\n\n");
+	readme_tree(b, root, WIDTH);
 	sb_add(b, example, strlen(example));
 }

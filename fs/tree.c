@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include "tree.h"
+#include "sessions/core/log.h"
 
 static struct {
 	const struct fent *fe;
@@ -25,18 +26,40 @@ static bool same_row(const struct fent *a, const struct fent *b)
 
 static int add_tab(const struct fent *tab, enum tree_home home);
 
+/* A row's name in the log ("" is the entries a lookup finds). */
+static const char *row_name(const struct fent *fe)
+{
+	return *fe->name ? fe->name : fe->home == HOME_TOP ? "/" : "*";
+}
+
+/* A row is refused with a line in the log, and the start aborts (a
+ * build whose families disagree would serve one file as another). */
 static int add(const struct fent *fe, enum tree_home home)
 {
+	const struct fent *had = fe->ft < FT_MAX ? idx[fe->ft].fe : NULL;
 	int rc;
 
-	if (fe->ft <= FT_NONE || fe->ft >= FT_MAX)
+	if (fe->ft <= FT_NONE || fe->ft >= FT_MAX) {
+		log_msg(LOG_ERR, "tree: the row %s has the type %u, not 1-%d",
+			row_name(fe), fe->ft, FT_MAX - 1);
 		return -EINVAL;
+	}
+	if (had && !same_row(had, fe)) {
+		log_msg(LOG_ERR,
+			"tree: the rows %s and %s have one type, %u: a family "
+			"took another's number (fs/tree.h)",
+			row_name(had), row_name(fe), fe->ft);
+		return -EINVAL;
+	}
+	if (fe->ops && !fe->ops->readable != !fe->ops->waiters) {
+		log_msg(LOG_ERR,
+			"tree: the row %s has one of readable and "
+			"waiters: a poll needs both",
+			row_name(fe));
+		return -EINVAL;
+	}
 	if (fe->home != HOME_DIR)
 		home = fe->home;
-	if (idx[fe->ft].fe && !same_row(idx[fe->ft].fe, fe))
-		return -EINVAL;
-	if (fe->ops && !fe->ops->readable != !fe->ops->waiters)
-		return -EINVAL; /* a poll needs both */
 	if (idx[fe->ft].homes & BIT(home))
 		return 0; /* walked from this kind of object already */
 	idx[fe->ft].fe = fe;
@@ -62,12 +85,12 @@ int tree_init(const struct fent *root)
 	return add(root, HOME_TOP);
 }
 
-const struct fent *tree_fent(enum ft ft)
+const struct fent *tree_fent(ft_t ft)
 {
 	return ft > FT_NONE && ft < FT_MAX ? idx[ft].fe : NULL;
 }
 
-const struct fent *tree_table(enum ft dir, size_t *n)
+const struct fent *tree_table(ft_t dir, size_t *n)
 {
 	const struct fent *fe = tree_fent(dir);
 	const struct fent *tab = fe && fe->ops ? fe->ops->tab : NULL;
@@ -78,7 +101,7 @@ const struct fent *tree_table(enum ft dir, size_t *n)
 	return tab;
 }
 
-bool tree_is_run_file(enum ft ft)
+bool tree_is_run_file(ft_t ft)
 {
 	const struct fent *fe = tree_fent(ft);
 
@@ -120,7 +143,7 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 {
 	unsigned homes;
 
-	*n = (struct node){ .ft = (enum ft)(ino & 0xff), .id = ino >> 8 };
+	*n = (struct node){ .ft = (ft_t)(ino & 0xff), .id = ino >> 8 };
 	if (!tree_fent(n->ft))
 		return -ENOENT;
 	homes = idx[n->ft].homes;

@@ -20,79 +20,20 @@
 #include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
 
-enum ft {
+/*
+ * A row's file type, the low 8 bits of its inodes. Each family numbers
+ * its own types in its header, in blocks from a base of its own
+ * (FT_BLOCK_TTY in fs/fam_tty.h...), so that a new family touches no
+ * list of the others. The numbers never move: an inode handed from one
+ * build of the daemon to the next (upgrade in place) must name the same
+ * file, and tests/unit/test_tree.c holds each type that shipped to its
+ * number. A new type takes a number no row has (tree_init refuses two
+ * families' rows with one type, and any type from FT_MAX on).
+ */
+typedef unsigned ft_t;
+enum {
 	FT_NONE,
-	FT_ROOT, /* ino 1 */
-	FT_README,
-	FT_ROOTCTL,
-	FT_ROOTENV,
-	FT_ROOTENVVAR,
-	FT_SESSIONS,
-	FT_CLONE,
-	FT_SESS,
-	FT_CMD,
-	FT_STDOUT,
-	FT_STDERR,
-	FT_OUTPUT,
-	FT_STREAM,
-	FT_EXIT,
-	FT_STATUS,
-	FT_RESULT,
-	FT_CWD,
-	FT_ENVDIR,
-	FT_TIMEOUT,
-	FT_ERROR,
-	FT_CTL,
-	FT_RUNS,
-	FT_LATEST,
-	FT_RUN,
-	FT_PROCS,
-	FT_PROC,
-	FT_PID,
-	FT_STDIN,
-	FT_ENVVAR,
-	FT_FILES,   /* files/, the workspace root (fs/files.c) */
-	FT_FILE,    /* anything below files/: id is an OBJ_FILE (fs/files.c) */
-	FT_PROCCMD, /* procs/NAME/cmd */
-	FT_PROCCTL, /* procs/NAME/ctl */
-	FT_HEALTH,  /* health (fs/fam_health.c) */
-	FT_METRICS, /* metrics (fs/fam_health.c) */
-	FT_TTY,	    /* a session's tty/ (fs/fam_tty.c) and its files: */
-	FT_TTYINPUT,
-	FT_TTYKEYS,
-	FT_TTYOUTPUT,
-	FT_TTYSTREAM,
-	FT_TTYSCREEN,
-	FT_TTYSCROLLBACK,
-	FT_TTYCURSOR,
-	FT_TTYSIZE,
-	FT_TTYTITLE,
-	FT_TTYSTATUS,
-	FT_TTYCTL,
-	FT_TTYEXPECT,
-	FT_TTYQUIET,
-	FT_TTYCAST,
-	/* contexts/ (fs/fam_ctx.c, fs/fam_ctxout.c) */
-	FT_CTXS,
-	FT_CTX,
-	FT_CTXLANG,
-	FT_CTXCWD,
-	FT_CTXTIMEOUT,
-	FT_CTXENV,
-	FT_CTXVAR,
-	FT_CTXCTL,
-	FT_CTXSTATUS,
-	FT_CTXRUNS,
-	FT_CTXRUN,
-	FT_CODE,
-	FT_CTXRESULT,
-	FT_CTXERROR,
-	FT_CTXJSON,
-	FT_CTXRESULTS,
-	FT_CTXRES,  /* results/N */
-	FT_CTXMAIN, /* results/N/main */
-	FT_CTXFMT,  /* results/N/FORMAT: FT_CTXFMT + its index (ctxproto.h) */
-	FT_MAX = FT_CTXFMT + CTX_NFMT
+	FT_MAX = 256 /* 8 bits */
 };
 
 /* What the object id of a row's inode names. */
@@ -129,7 +70,7 @@ struct fops;
 
 struct fent {
 	const char *name; /* NULL ends a table */
-	enum ft ft;
+	ft_t ft;
 	mode_t mode;
 	const struct fops *ops;
 	unsigned flags;	     /* FENT_RUN */
@@ -142,7 +83,7 @@ struct fent {
 
 /* What an inode stands for, resolved against the live objects. */
 struct node {
-	enum ft ft;
+	ft_t ft;
 	uint64_t id;
 	struct sess *s;		/* the session it is in, if any */
 	struct run *r;		/* its run (NULL: none yet) */
@@ -225,22 +166,23 @@ struct fops {
 	int (*priv_restore)(struct fh *fh, const struct state_r *o);
 };
 
-static inline fuse_ino_t tree_ino(uint64_t id, enum ft ft)
+static inline fuse_ino_t tree_ino(uint64_t id, ft_t ft)
 {
 	return (fuse_ino_t)(id << 8 | ft);
 }
 
-/* Indexes the rows below root. Returns 0, or -EINVAL when two rows of
- * one file type disagree, a type is out of range, or a row has one of
- * readable and waiters without the other. */
+/* Indexes the rows below root. Returns 0, or -EINVAL (with a line in
+ * the log) when two rows of one file type disagree (two families took
+ * one number), a type is not below FT_MAX, or a row has one of readable
+ * and waiters without the other. */
 int tree_init(const struct fent *root);
 /* Resolves ino. Returns 0 or -ENOENT. */
 int tree_resolve(fuse_ino_t ino, struct node *n);
 /* The fixed entries of a directory (NULL for others) and their number. */
-const struct fent *tree_table(enum ft dir, size_t *n);
+const struct fent *tree_table(ft_t dir, size_t *n);
 /* The row of a file type (its name, mode and handlers), or NULL. */
-const struct fent *tree_fent(enum ft ft);
+const struct fent *tree_fent(ft_t ft);
 /* True for files that belong to a run (session-level or runs/N). */
-bool tree_is_run_file(enum ft ft);
+bool tree_is_run_file(ft_t ft);
 
 #endif

@@ -14,13 +14,16 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "conf/conf.h"
 #include "fam.h"
+#include "files.h"
 #include "sessions/core/contain.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
 #include "sessions/session/rtdir.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/sstate.h"
+#include "keeper.h"
 #include "upgrade.h"
 
 #ifndef FUSE_NOTIFY_RESEND
@@ -33,7 +36,8 @@
 #define CHECK_MS      5000 /* the new program's check of the state */
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
-enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_AHEAD, F_NEXT_ID };
+enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
+       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD };
 
 static struct {
 	struct fuse_session *se;
@@ -52,6 +56,7 @@ static struct {
 	struct loop_timer left_timer;
 	char left[32]; /* the old program's session made ahead: "sID" */
 	bool resumed;
+	bool recovering; /* started by the keeper after a crash */
 	unsigned long count;
 	void *bytes; /* the next program: the state read */
 } up;
@@ -71,6 +76,40 @@ void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
 		up.exe[n - 10] = '\0';
 }
 
+/* What the keeper hands a server started after a crash: the note (the
+ * connection's INIT and where the runtime directory is) with
+ * /dev/fuse and the runtime directory's descriptors. */
+static void note_keeper(void)
+{
+	int fds[KEEPER_FDS_MAX], fd = -1, rc;
+	struct state_w w;
+	const void *p;
+	size_t len, n = 1;
+
+	state_w_init(&w);
+	state_open(&w, UPK_FS);
+	state_put_fd(&w, F_FUSE, fuse_session_fd(up.se));
+	state_put(&w, F_INIT, up.init, up.init_len);
+	state_close(&w);
+	sstate_save_dirs(&w);
+	rc = state_w_bytes(&w, &p, &len);
+	if (rc == 0 && (fd = memfd_create("sessionfs-note", MFD_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0 && write(fd, p, len) != (ssize_t)len)
+		rc = -EIO;
+	fds[0] = fd;
+	for (size_t i = 0; rc == 0 && i < w.nfds && n < KEEPER_FDS_MAX; i++)
+		fds[n++] = w.fds[i];
+	if (rc == 0)
+		rc = keeper_hold(fds, n);
+	if (rc < 0)
+		log_msg(LOG_ERR, "keeper: cannot hand it the connection: %s",
+			strerror(-rc));
+	if (fd >= 0)
+		close(fd);
+	state_w_free(&w);
+}
+
 void upgrade_saw(const struct fuse_buf *buf)
 {
 	const struct fuse_in_header *h = buf->mem;
@@ -81,6 +120,8 @@ void upgrade_saw(const struct fuse_buf *buf)
 	if (h->opcode == FUSE_INIT && !up.init && (up.init = malloc(buf->size))) {
 		memcpy(up.init, buf->mem, buf->size);
 		up.init_len = buf->size;
+		if (keeper_fd() >= 0)
+			note_keeper();
 	}
 }
 
@@ -120,10 +161,15 @@ static int save(struct state_w *w)
 	state_put_u64(w, F_UNIQUE, up.req_unique);
 	state_put_u64(w, F_SIZE, up.req_size);
 	state_put_u64(w, F_COUNT, up.count + 1);
+	state_put_fd(w, F_KEEPER, keeper_fd());
+	state_put_u64(w, F_RECOVERIES, keeper_recoveries());
+	state_put_i64(w, F_STARTED, loop_started_ms());
+	state_put_str(w, F_WORKSPACE, conf.workspace);
+	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_put_u64(w, F_AHEAD, sess_ahead_id());
-	state_put_u64(w, F_NEXT_ID, objs_next());
 	state_close(w);
 	fh_save_all(w, UPK_FH);
+	files_save(w); /* UPK_FILES */
 	rc = state_w_bytes(w, &p, &len);
 	if (rc < 0)
 		return rc;
@@ -293,6 +339,25 @@ int upgrade_load(int fd, struct state_r *root)
 	return 0;
 }
 
+/* A setting that cannot change without losing something (the sessions'
+ * spools, files/'s inodes) keeps the value it had, said in the log. */
+static void keep_setting(const struct state_r *fs, uint16_t key,
+			 const char *name, char **val)
+{
+	char *old = state_get_str(fs, key);
+
+	if (!old)
+		return;
+	if (*val && strcmp(old, *val) != 0)
+		log_msg(LOG_WARNING,
+			"upgrade: %s stays %s (the new setting, %s, would "
+			"lose the sessions' files; it takes effect at the next "
+			"start)",
+			name, old, *val);
+	free(*val);
+	*val = old;
+}
+
 int upgrade_fuse_fd(const struct state_r *root)
 {
 	struct state_r fs;
@@ -374,7 +439,12 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 
 	if (!state_obj(root, UPK_FS, &fs))
 		return -EPROTO;
-	up.count = state_get_u64(&fs, F_COUNT, 1);
+	up.count = state_get_u64(&fs, F_COUNT, up.recovering ? 0 : 1);
+	if (!up.recovering) {
+		loop_set_started_ms(state_get_i64(&fs, F_STARTED, 0));
+		keeper_adopt((int)state_get_i64(&fs, F_KEEPER, -1));
+		keeper_set_recoveries(state_get_u64(&fs, F_RECOVERIES, 0));
+	}
 	lost = fh_restore_all(root, UPK_FH);
 	if (lost)
 		log_msg(LOG_WARNING, "upgrade: %u open files not kept", lost);
@@ -383,8 +453,14 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 		return rc;
 	answer_and_resend(fuse_session_fd(se), &fs);
 	remove_left_later(&fs);
-	log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this mount)",
-		up.count);
+	if (up.recovering)
+		log_msg(LOG_NOTICE, "recovered after a crash (%lu of this "
+				    "mount): serving",
+			keeper_recoveries());
+	else
+		log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this "
+				    "mount)",
+			up.count);
 	return 0;
 }
 
@@ -397,6 +473,21 @@ void upgrade_done(void)
 bool upgrade_resumed(void)
 {
 	return up.resumed;
+}
+
+bool upgrade_recovering(void)
+{
+	return up.recovering;
+}
+
+const char *upgrade_exe(void)
+{
+	return up.exe;
+}
+
+const char *upgrade_cwd(void)
+{
+	return up.cwd;
 }
 
 unsigned long upgrade_count(void)
@@ -442,6 +533,21 @@ static int check_state(const char *arg)
 	return rc < 0 ? 1 : 0;
 }
 
+/* --recover=NOTE,SOCK,COUNT (the keeper's): its socket and count. */
+static void take_recover(const char *arg)
+{
+	const char *c1, *c2;
+
+	if (strncmp(arg, "--recover=", 10) != 0)
+		return;
+	up.recovering = true;
+	c1 = strchr(arg, ',');
+	c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (c1)
+		keeper_adopt(atoi(c1 + 1));
+	keeper_set_recoveries(c2 ? strtoul(c2 + 1, NULL, 10) : 1);
+}
+
 int upgrade_args(int *argc, char **argv, int *resume_fd)
 {
 	*resume_fd = -1;
@@ -454,8 +560,10 @@ int upgrade_args(int *argc, char **argv, int *resume_fd)
 		return 2;
 	}
 	for (int i = 1; i < *argc; i++)
-		if (strncmp(argv[i], "--resume=", 9) == 0) {
-			*resume_fd = atoi(argv[i] + 9);
+		if (strncmp(argv[i], "--resume=", 9) == 0 ||
+		    strncmp(argv[i], "--recover=", 10) == 0) {
+			take_recover(argv[i]);
+			*resume_fd = atoi(strchr(argv[i], '=') + 1);
 			memmove(argv + i, argv + i + 1,
 				(size_t)(*argc - i) * sizeof(*argv));
 			(*argc)--;
@@ -466,8 +574,8 @@ int upgrade_args(int *argc, char **argv, int *resume_fd)
 
 int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 {
-	char dev[32];
 	struct state_r fs;
+	char dev[32];
 	int rc = upgrade_load(fd, root), fuse_fd;
 
 	if (rc < 0) {
@@ -476,8 +584,11 @@ int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 		return 1;
 	}
 	fuse_fd = upgrade_fuse_fd(root);
-	if (state_obj(root, UPK_FS, &fs)) /* before any object is made */
-		objs_floor(state_get_u64(&fs, F_NEXT_ID, 0));
+	if (state_obj(root, UPK_FS, &fs)) {
+		keep_setting(&fs, F_WORKSPACE, "workspace", &conf.workspace);
+		keep_setting(&fs, F_RUNTIME_DIR, "runtime_dir",
+			     &conf.runtime_dir);
+	}
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
 	if (fuse_fd < 0 || fuse_session_mount(se, dev) != 0) {
 		log_msg(LOG_ERR, "upgrade: no /dev/fuse handed over");
@@ -491,9 +602,9 @@ void upgrade_unmount(void)
 	pid_t pid;
 
 	if (geteuid() == 0) {
-		/* EINVAL: unmounted already (fusermount3 -u ended the
-		 * service), as libfuse's own unmount lets be */
-		if (umount2(up.mnt, MNT_DETACH) < 0 && errno != EINVAL)
+		/* EINVAL: unmounted already (the end came from an unmount) */
+		if (umount2(up.mnt, MNT_DETACH) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
 			log_msg(LOG_WARNING, "unmount %s: %m", up.mnt);
 		return;
 	}

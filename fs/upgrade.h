@@ -56,8 +56,14 @@ int upgrade_fuse_fd(const struct state_r *root);
 int upgrade_finish(struct fuse_session *se, const struct state_r *root);
 /* Frees the bytes of the state. */
 void upgrade_done(void);
-/* Whether this program was started by an upgrade. */
+/* Whether this program was started by an upgrade (or by the keeper,
+ * after a crash: then also upgrade_recovering). */
 bool upgrade_resumed(void);
+bool upgrade_recovering(void);
+/* This program's file, as it was started. */
+const char *upgrade_exe(void);
+/* And the cwd it started in. */
+const char *upgrade_cwd(void);
 /* The number of upgrades this mount has had (metrics). */
 unsigned long upgrade_count(void);
 

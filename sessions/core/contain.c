@@ -481,6 +481,22 @@ void contain_free(struct contain *c)
 		log_msg(LOG_WARNING, "rmdir cgroup %s: %m", c->name);
 }
 
+void contain_adopt(struct contain *c, int dfd, const char *tag)
+{
+	char name[sizeof(c->name)];
+
+	snprintf(name, sizeof(name), "%s", tag);
+	if (dfd < 0) { /* a checkpoint's: a cgroup of this instance */
+		contain_new(c, name);
+		return;
+	}
+	c->dfd = dfd;
+	c->parent_dfd = base_fd;
+	c->nested = false;
+	c->leader = c->sid = 0;
+	memcpy(c->name, name, sizeof(name));
+}
+
 enum { CK_BASE_FD = 1, CK_BASE_PATH, CK_WATCHDOG };
 
 void contain_save(struct state_w *w)
@@ -500,12 +516,6 @@ void contain_restore(const struct state_r *o)
 	free(path);
 	if (base_fd >= 0 && watchdog_fd < 0)
 		contain_watchdog();
-}
-
-void contain_readopt(struct contain *c)
-{
-	c->parent_dfd = base_fd;
-	c->nested = false;
 }
 
 void contain_remove_left(const char *name)

@@ -73,10 +73,9 @@ struct state_w;
 struct state_r;
 void contain_save(struct state_w *w);
 void contain_restore(const struct state_r *o);
-/* A session's containment made again from the state (its directory's
- * descriptor handed over): it is in this instance's cgroup again, so
- * that its rmdir finds it. */
-void contain_readopt(struct contain *c);
+/* A session's cgroup tag handed over as dfd (made anew when dfd is -1,
+ * after a crash). */
+void contain_adopt(struct contain *c, int dfd, const char *tag);
 /* Kills what is left in the instance's cgroup name and removes it (what
  * the previous program of an upgrade left). */
 void contain_remove_left(const char *name);

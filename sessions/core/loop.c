@@ -40,6 +40,12 @@ int64_t loop_started_ms(void)
 	return started_ms;
 }
 
+void loop_set_started_ms(int64_t ms)
+{
+	if (ms > 0 && ms <= loop_now_ms())
+		started_ms = ms;
+}
+
 int loop_init(void)
 {
 	started_ms = loop_now_ms();

@@ -57,5 +57,7 @@ int64_t loop_now_ms(void);
 int64_t loop_wall_ms(void);
 /* When the loop was made (monotonic ms, as loop_now_ms). */
 int64_t loop_started_ms(void);
+/* An upgrade's next program: the mount's start, not its own. */
+void loop_set_started_ms(int64_t ms);
 
 #endif

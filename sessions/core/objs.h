@@ -27,11 +27,12 @@ uint64_t objs_add(enum obj_kind kind, void *ptr);
  * the id its inodes carry); ids after the restore start above every id
  * seen. */
 void objs_reuse(uint64_t id);
-/* The id the next fresh object would get; and, in the next program of an
- * upgrade, no fresh id below it: an id the old program gave (an object
- * since deleted, whose inode the kernel may still know) is not given
- * again to another. */
+/* The next fresh id (a checkpoint keeps it: the program after a crash
+ * starts far above, past the ids made after the checkpoint). */
 uint64_t objs_next(void);
+/* In the next program of an upgrade: no fresh id below id, the old
+ * program's next one (an id it gave to an object since deleted, whose
+ * inode the kernel may still know, is not given again to another). */
 void objs_floor(uint64_t id);
 void objs_del(uint64_t id);
 /* Gives id another kind and object (an object made under OBJ_NONE, that

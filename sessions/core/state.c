@@ -76,8 +76,7 @@ void state_put(struct state_w *w, uint16_t key, const void *p, size_t len)
 		return;
 	}
 	put_hdr(&w->b, key, STATE_FIELD, (uint32_t)len);
-	if (len) /* an empty buffer may be NULL, which memcpy must not get */
-		sb_add(&w->b, p, len);
+	sb_add(&w->b, p, len);
 }
 
 void state_put_u64(struct state_w *w, uint16_t key, uint64_t v)
@@ -98,7 +97,7 @@ void state_put_str(struct state_w *w, uint16_t key, const char *s)
 
 void state_put_fd(struct state_w *w, uint16_t key, int fd)
 {
-	if (fd < 0)
+	if (fd < 0 || w->no_fds)
 		return;
 	if (w->nfds == w->fdcap) {
 		size_t cap = w->fdcap ? w->fdcap * 2 : 64;
@@ -264,8 +263,21 @@ int state_get_fd(const struct state_r *o, uint16_t key)
 {
 	uint64_t v = state_get_u64(o, key, UINT64_MAX);
 
-	/* one call both checks that it is open and sets the only flag */
-	if (v > INT32_MAX || fcntl((int)v, F_SETFD, FD_CLOEXEC) < 0)
+	/* never a standard stream; one call both checks that it is open and
+	 * sets the only flag */
+	if (v > INT32_MAX || v <= 2 || fcntl((int)v, F_SETFD, FD_CLOEXEC) < 0)
 		return -1;
 	return (int)v;
+}
+
+static unsigned long generation;
+
+void state_touch(void)
+{
+	generation++;
+}
+
+unsigned long state_generation(void)
+{
+	return generation;
 }

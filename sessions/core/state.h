@@ -40,7 +40,8 @@ struct state_w {
 	int depth;
 	int *fds; /* descriptors to keep across the execve */
 	size_t nfds, fdcap;
-	int err; /* first error (-ENOMEM, -EINVAL), sticky */
+	int err;     /* first error (-ENOMEM, -EINVAL), sticky */
+	bool no_fds; /* a checkpoint: state_put_fd writes nothing */
 };
 
 /* A validated object: its items. */
@@ -60,7 +61,7 @@ void state_put_u64(struct state_w *w, uint16_t key, uint64_t v);
 void state_put_i64(struct state_w *w, uint16_t key, int64_t v);
 /* A string without its NUL; NULL writes nothing (reads as absent). */
 void state_put_str(struct state_w *w, uint16_t key, const char *s);
-/* fd < 0 writes nothing. */
+/* fd < 0 (or a checkpoint) writes nothing. */
 void state_put_fd(struct state_w *w, uint16_t key, int fd);
 /* Clears (keep) or sets close-on-exec on every descriptor put. */
 void state_w_keep_fds(struct state_w *w, bool keep);
@@ -83,8 +84,13 @@ uint64_t state_get_u64(const struct state_r *o, uint16_t key, uint64_t dflt);
 int64_t state_get_i64(const struct state_r *o, uint16_t key, int64_t dflt);
 /* A malloc'd copy with a NUL, or NULL when absent (or on ENOMEM). */
 char *state_get_str(const struct state_r *o, uint16_t key);
-/* A descriptor handed over, close-on-exec again, or -1 when absent or
- * not open. */
+/* A descriptor handed over, close-on-exec again, or -1 when absent, not
+ * open or one of 0, 1, 2. */
 int state_get_fd(const struct state_r *o, uint16_t key);
+
+/* Something a checkpoint keeps changed (a run ended, a session or a
+ * variable came or went): the count of such changes. */
+void state_touch(void);
+unsigned long state_generation(void);
 
 #endif

@@ -25,7 +25,8 @@
 #include "sessions/session/shell.h"
 #include "sessions/session/fdq.h"
 #include "sessions/session/runstate.h"
-#include "sessions/session/sstate.h"
+#include "sessions/session/statekeys.h"
+#include "sessions/core/state.h"
 
 struct run *proc_by_name(struct sess *s, const char *name)
 {
@@ -34,6 +35,7 @@ struct run *proc_by_name(struct sess *s, const char *name)
 
 int proc_new(struct sess *s, const char *name, struct run **out)
 {
+	state_touch();
 	int rc = sess_child_name(s, "procs", name, proc_by_name(s, name));
 	char tag[32];
 	struct run *p;
@@ -171,6 +173,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 
 int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
+	state_touch();
 	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
 	bool refused = false;
 
@@ -505,7 +508,7 @@ static void adopt(struct run *p, const struct state_r *o)
 		/* the crash case: its process was not handed over */
 		sess_error(p->sess, "procs/%s: lost by a restart of sessionfs",
 			   p->name);
-		run_finish(p, 255, 0, END_ERROR);
+		run_finish(p, RUN_EXIT_LOST, 0, END_ERROR);
 	}
 }
 

@@ -236,3 +236,54 @@ int rtdir_restore(const struct state_r *o)
 	set_budget();
 	return 0;
 }
+
+int rtdir_put(const char *name, const void *p, size_t len)
+{
+	char tmp[300];
+	int fd, rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	fd = openat(rt_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				       O_NOFOLLOW,
+		    0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, p, len) != (ssize_t)len)
+		rc = errno ? -errno : -ENOSPC;
+	close(fd);
+	if (rc == 0 && renameat(rt_fd, tmp, rt_fd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(rt_fd, tmp, 0);
+	return rc;
+}
+
+void *rtdir_get(const char *name, size_t *len)
+{
+	int fd = dirtree_open_plain(rt_fd, name);
+	struct stat st;
+	void *p = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (1LL << 30) &&
+	    (p = malloc((size_t)st.st_size)) &&
+	    pread(fd, p, (size_t)st.st_size, 0) != st.st_size) {
+		free(p);
+		p = NULL;
+	}
+	if (p)
+		*len = (size_t)st.st_size;
+	close(fd);
+	return p;
+}
+
+int rtdir_reopen(const char *name, char *path, size_t len)
+{
+	int fd = openat(rt_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC);
+
+	if (fd >= 0)
+		snprintf(path, len, "%s/%s", rt_path, name);
+	return fd >= 0 ? fd : rtdir_make(name, path, len);
+}

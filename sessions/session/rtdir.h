@@ -32,5 +32,13 @@ struct state_w;
 struct state_r;
 void rtdir_save(struct state_w *w);
 int rtdir_restore(const struct state_r *o);
+/* A file of the daemon's own in the directory (0600), replaced whole:
+ * 0 or -errno. */
+int rtdir_put(const char *name, const void *p, size_t len);
+/* Its bytes (malloc'd; *len), or NULL. */
+void *rtdir_get(const char *name, size_t *len);
+/* The directory name made earlier (a restart after a crash), or made
+ * now: as rtdir_make. */
+int rtdir_reopen(const char *name, char *path, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "sessions/core/state.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/run.h"
 #include "sessions/session/sess.h"
@@ -175,6 +176,7 @@ uint64_t run_duration_ms(const struct run *r)
 
 void run_finish(struct run *r, int exit_code, int sig, enum run_end end)
 {
+	state_touch();
 	if (r->state == RUN_DONE)
 		return;
 	if (r->state == RUN_QUEUED)
@@ -196,7 +198,9 @@ char *run_format_exit(const struct run *r, size_t *len)
 {
 	struct strbuf b = { 0 };
 
-	if (r && r->state == RUN_DONE)
+	if (r && r->state == RUN_DONE && r->exit_code == RUN_EXIT_LOST)
+		sb_add(&b, "-\n", 2);
+	else if (r && r->state == RUN_DONE)
 		sb_addf(&b, "%d\n", r->exit_code);
 	else
 		sb_add(&b, "", 0);
@@ -235,7 +239,11 @@ char *run_format_status(const struct run *r, size_t *len)
 	sb_addf(&b, "ended %s\nduration_ms %llu\n", when,
 		(unsigned long long)run_duration_ms(r));
 	if (r->state == RUN_DONE)
-		sb_addf(&b, "exit %d\nsignal %d\n", r->exit_code, r->sig);
+		if (r->exit_code == RUN_EXIT_LOST)
+			sb_addf(&b, "exit -\nsignal %d\n", r->sig);
+		else
+			sb_addf(&b, "exit %d\nsignal %d\n", r->exit_code,
+				r->sig);
 	else
 		sb_addf(&b, "exit -\nsignal -\n");
 	sb_addf(&b, "timeout_ms %llu\n",
@@ -307,7 +315,9 @@ static int json_streams(struct strbuf *b, const struct run *r, int dirfd,
 	sb_add(b, "{\"command\":", 11);
 	run_file(r, "cmd", name, sizeof(name));
 	rc = json_file(b, dirfd, name, r->cmd_len, cap);
-	if (r->state == RUN_DONE)
+	if (r->state == RUN_DONE && r->exit_code == RUN_EXIT_LOST)
+		sb_addf(b, ",\"exitCode\":null,\"success\":false");
+	else if (r->state == RUN_DONE)
 		sb_addf(b, ",\"exitCode\":%d,\"success\":%s", r->exit_code,
 			r->exit_code == 0 ? "true" : "false");
 	else

@@ -34,6 +34,10 @@ enum run_end {
 	END_ERROR, /* a process that could not be started */
 };
 
+/* The exit_code of a run whose shell a crash of sessionfs took: not
+ * known, and shown as "-" (null in result.json), never made up. */
+#define RUN_EXIT_LOST (-1)
+
 struct run {
 	uint64_t id;	   /* object id; names its spool files r<id>.* */
 	unsigned no;	   /* 1, 2, ... within its session */

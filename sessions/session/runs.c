@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "conf/conf.h"
+#include "sessions/core/state.h"
 #include "sessions/session/chores.h"
 #include "sessions/session/driver.h"
 #include "sessions/session/kill.h"
@@ -173,7 +174,7 @@ void runs_resume(struct sess *s)
 			   "sessionfs; the next run gets a new one",
 			   s->active->name);
 		s->active->end = END_ERROR;
-		finish_active(s, 255, 0);
+		finish_active(s, RUN_EXIT_LOST, 0);
 	}
 	kick(s);
 }
@@ -185,6 +186,7 @@ void runs_init(void)
 
 int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 {
+	state_touch();
 	int rc;
 
 	if (r->has_cmd)
@@ -218,6 +220,7 @@ static void fail_queue(struct sess *s, struct run *r, int err)
 
 struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 {
+	state_touch();
 	struct run *r;
 	char no[24];
 
@@ -240,6 +243,7 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 
 int sess_new_run(struct sess *s, const char *name, struct run **out)
 {
+	state_touch();
 	int rc = sess_child_name(s, "runs", name, sess_run_by_name(s, name));
 
 	if (rc < 0)
@@ -250,6 +254,7 @@ int sess_new_run(struct sess *s, const char *name, struct run **out)
 
 int sess_remove_run(struct sess *s, struct run *r)
 {
+	state_touch();
 	if (r->state == RUN_RUNNING || (r->state == RUN_QUEUED && r->has_cmd))
 		return -EBUSY;
 	drop_run(s, r);

@@ -56,6 +56,8 @@ enum {
 	K_ERR_LINE,
 	K_RTDIR, /* objects of the layer */
 	K_CONTAIN,
+	K_NEXT_ID, /* fields of the layer */
+	K_IS_CKPT,
 	/* fields of a session's run object beyond runstate's */
 	K_RUN_QUEUED = RUNSTATE_KEY_MAX,
 	K_RUN_ACTIVE,
@@ -162,8 +164,19 @@ void sstate_save(struct state_w *w)
 	contain_save(w);
 	state_close(w);
 	env_save_root(w);
+	state_put_u64(w, K_NEXT_ID, objs_next());
+	state_put_u64(w, K_IS_CKPT, w->no_fds);
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		save_sess(s, w);
+	state_close(w);
+}
+
+void sstate_save_dirs(struct state_w *w)
+{
+	state_open(w, SSTATE_LAYER);
+	state_open(w, K_RTDIR);
+	rtdir_save(w);
+	state_close(w);
 	state_close(w);
 }
 
@@ -224,13 +237,17 @@ static void restore_shell(struct sess *s, const struct state_r *o)
 	s->fifo.gen = (unsigned)state_get_u64(o, K_FIFO_GEN, 0);
 	s->fifo.o = state_get_fd(o, K_FIFO_O);
 	s->fifo.e = state_get_fd(o, K_FIFO_E);
-	s->cg.dfd = state_get_fd(o, K_CG_DFD);
-	contain_readopt(&s->cg);
-	snprintf(s->cg.name, sizeof(s->cg.name), "%s", cg ? cg : "");
+	contain_adopt(&s->cg, state_get_fd(o, K_CG_DFD), cg ? cg : "");
 	free(cg);
 	s->cg.sid = (pid_t)state_get_i64(o, K_CG_SID, 0);
-	if (s->pid > 0 && (s->ctl_fd < 0 || s->res.fd < 0))
-		s->pid = 0; /* not handed over: the next run starts a shell */
+	if (s->pid > 0 && (s->ctl_fd < 0 || s->res.fd < 0)) {
+		/* not handed over (a crash): the next run starts a shell */
+		sess_error(s, "sessionfs restarted after a crash: the next run "
+			      "gets a new shell with the cwd and exported "
+			      "variables; functions, aliases, options and "
+			      "other variables are lost");
+		s->pid = 0;
+	}
 	s->cg.leader = s->pid;
 	driver_adopt(s);
 }
@@ -302,8 +319,8 @@ static struct sess *restore_sess(const struct state_r *o)
 	list_init(&s->parts);
 	restore_fields(s, o);
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
-	if (s->dirfd < 0)
-		s->dirfd = rtdir_make(dname, s->dir, sizeof(s->dir));
+	if (s->dirfd < 0) /* a checkpoint's: its directory is there */
+		s->dirfd = rtdir_reopen(dname, s->dir, sizeof(s->dir));
 	if (!name_valid(s->name) || !s->cwd || s->dirfd < 0 ||
 	    sess_find(s->name)) {
 		log_msg(LOG_ERR, "a saved session (%.64s) is not usable",
@@ -335,6 +352,8 @@ int sstate_restore_dirs(const struct state_r *layer)
 	rc = rtdir_restore(&o);
 	if (rc == 0 && state_obj(layer, K_CONTAIN, &o))
 		contain_restore(&o);
+	else if (rc == 0 && contain_setup()) /* a restart: cgroups anew */
+		contain_watchdog();
 	return rc;
 }
 
@@ -346,6 +365,14 @@ int sstate_restore(const struct state_r *layer)
 	unsigned n = 0;
 
 	env_restore_root(layer);
+	/* a checkpoint: the crashed program made ids after it; an upgrade:
+	 * no fresh id below the old program's next (it gave those to
+	 * objects since deleted or not handed over, a session made ahead,
+	 * whose inodes or cgroup names must not go to another) */
+	if (state_get_u64(layer, K_IS_CKPT, 0))
+		objs_reuse(state_get_u64(layer, K_NEXT_ID, 0) + (1ULL << 32));
+	else
+		objs_floor(state_get_u64(layer, K_NEXT_ID, 0));
 	while (state_next(layer, &pos, &k, &o) == 1) {
 		struct sess *s = k == SSTATE_SESS ? restore_sess(&o) : NULL;
 
@@ -359,4 +386,64 @@ int sstate_restore(const struct state_r *layer)
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		runs_resume(s);
 	return 0;
+}
+
+static unsigned long saved_gen;
+static bool checkpointing;
+static int64_t next_at;
+static struct loop_timer ckpt_timer;
+
+static void on_ckpt_timer(struct loop_timer *t)
+{
+	(void)t;
+	sstate_checkpoint_quiet();
+}
+
+void sstate_checkpoints(bool on)
+{
+	checkpointing = on;
+}
+
+bool sstate_checkpoint_quiet(void)
+{
+	struct state_w w;
+	const void *p;
+	size_t len;
+	int rc;
+
+	if (!checkpointing || state_generation() == saved_gen)
+		return false;
+	if (loop_now_ms() < next_at) { /* soon, even if nothing wakes us */
+		if (!ckpt_timer.armed)
+			loop_timer_add(&ckpt_timer, next_at, on_ckpt_timer,
+				       NULL);
+		return false;
+	}
+	saved_gen = state_generation();
+	next_at = loop_now_ms() + SSTATE_CKPT_MS;
+	state_w_init(&w);
+	w.no_fds = true;
+	sstate_save(&w);
+	rc = state_w_bytes(&w, &p, &len);
+	if (rc == 0)
+		rc = rtdir_put("checkpoint", p, len);
+	if (rc < 0)
+		log_msg(LOG_WARNING, "checkpoint: %s", strerror(-rc));
+	state_w_free(&w);
+	return true;
+}
+
+int sstate_read_checkpoint(struct state_r *layer, void **bytes)
+{
+	struct state_r root;
+	size_t len = 0;
+	int rc;
+
+	*bytes = rtdir_get("checkpoint", &len);
+	if (!*bytes)
+		return -ENOENT;
+	rc = state_check(*bytes, len, &root);
+	if (rc == 0 && !state_obj(&root, SSTATE_LAYER, layer))
+		rc = -EPROTO;
+	return rc;
 }

@@ -14,19 +14,7 @@
 #include <stdbool.h>
 #include "sessions/core/state.h"
 
-/* Object keys of the session layer (parts use SESS_PART_KEY_MIN on). */
-enum {
-	SSTATE_LAYER = 1, /* the layer: globals, then its sessions */
-	SSTATE_SESS,
-	SSTATE_RUN,
-	SSTATE_PROC,
-	SSTATE_ENV,
-	SSTATE_PEND_SET,
-	SSTATE_PEND_UNSET,
-	SSTATE_VAR,
-	SSTATE_ERRS,
-	SSTATE_ROOTENV,
-};
+#include "sessions/session/statekeys.h"
 
 /* Why the layer cannot be saved now (a session being deleted or killed,
  * a killall): 0, or -EBUSY. */
@@ -39,5 +27,20 @@ void sstate_save(struct state_w *w);
 int sstate_restore_dirs(const struct state_r *layer);
 /* Then, once the layer is started: makes every session again. */
 int sstate_restore(const struct state_r *layer);
+
+/* Checkpoints, for a restart after a crash (a keeper's server): the
+ * layer without descriptors in the runtime directory's file
+ * "checkpoint", written at a quiet moment after a change, at most every
+ * SSTATE_CKPT_MS. */
+#define SSTATE_CKPT_MS 100
+/* (what a checkpoint keeps calls state_touch when it changes) */
+void sstate_checkpoints(bool on);
+/* The loop's quiet time: true when it wrote one. */
+bool sstate_checkpoint_quiet(void);
+/* The latest checkpoint's layer (*bytes to free), or -errno. */
+int sstate_read_checkpoint(struct state_r *layer, void **bytes);
+/* Writes only what a restart needs to take over the runtime directory
+ * (the keeper holds its descriptors), as an object SSTATE_LAYER. */
+void sstate_save_dirs(struct state_w *w);
 
 #endif

@@ -32,6 +32,10 @@ SFS_N=0          # counter for scratch file names
 SFS_DONE=0       # set by sfs_done; a test that exits before is reported
 SFS_T=${SFS_T:-30} # default timeout (s) of one operation on the mount
 SFS_PID=
+# The daemon starts as a keeper (SFS_PID, the process the test started:
+# its signals, its exit status) whose child serves the mount: SFS_SERVER,
+# from health's pid line once mounted (its descriptors, children, cgroup).
+SFS_SERVER=
 MNT=
 SFS_BG_PIDS=()   # background pids started by the test (killed at exit)
 SFS_MARKERS=()   # process arguments: processes having one are killed at exit
@@ -297,6 +301,7 @@ sfs_state() {
 	{
 		[ -n "$MNT" ] && printf 'mnt %s\n' "$MNT"
 		[ -n "$SFS_PID" ] && printf 'pid %s\n' "$SFS_PID"
+		[ -n "$SFS_SERVER" ] && printf 'server %s\n' "$SFS_SERVER"
 		printf 'tmp %s\n' "$SFS_TMP"
 		local m
 		for m in "${SFS_MARKERS[@]}"; do printf 'marker %s\n' "$m"; done
@@ -304,6 +309,14 @@ sfs_state() {
 	return 0
 }
 sfs_state
+
+# sfs_note_server: SFS_SERVER from the mount's health (the keeper's own
+# pid when there is no keeper)
+sfs_note_server() {
+	SFS_SERVER=$(timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null)
+	export SFS_SERVER
+	sfs_state
+}
 
 # sfs_mount: mount a fresh sessionfs; exits the test if that fails
 sfs_mount() {
@@ -324,6 +337,7 @@ sfs_mount() {
 	local i
 	for ((i = 0; i < 50; i++)); do
 		if timeout 2 mountpoint -q "$MNT" && timeout 2 test -d "$MNT/sessions"; then
+			sfs_note_server
 			pass mount
 			return 0
 		fi
@@ -357,6 +371,12 @@ sfs_umount() {
 		fi
 		SFS_PID=
 	fi
+	# a server its keeper left (a keeper killed by a test)
+	if [ -n "$SFS_SERVER" ] && [ -n "$MNT" ] && [ -r "/proc/$SFS_SERVER/cmdline" ] &&
+		tr '\0' '\n' <"/proc/$SFS_SERVER/cmdline" | grep -qxF -- "$MNT"; then
+		sfs_wait_gone "$SFS_SERVER" 5 || kill -KILL "$SFS_SERVER" 2>/dev/null
+	fi
+	SFS_SERVER=
 	if [ -n "$MNT" ]; then
 		if sfs_mounted "$MNT"; then # still there: lazy, last resort
 			timeout 10 umount -l "$MNT" 2>/dev/null
@@ -431,6 +451,7 @@ sfs_wait_mounted() {
 	local label=$1 i
 	for ((i = 0; i < 50; i++)); do
 		if timeout 2 mountpoint -q "$MNT" && timeout 2 test -d "$MNT/sessions"; then
+			sfs_note_server
 			pass "$label: mounts"
 			return 0
 		fi

@@ -31,25 +31,28 @@ trap 'rm -rf --one-file-system "$work"' EXIT
 # its state file lists its mount, daemon pid, temporary directory and the
 # arguments that mark the processes it started in sessions
 cleanup_after() { # STATEFILE
-	local key val mnt='' pid='' tmp='' markers=() m p re
+	local key val mnt='' pids=() tmp='' markers=() m p re pid
 	[ -s "$1" ] || return 0
 	while read -r key val; do
 		case $key in
 		mnt) mnt=$val ;;
-		pid) pid=$val ;;
+		pid | server) pids+=("$val") ;;
 		tmp) tmp=$val ;;
 		marker) markers+=("$val") ;;
 		esac
 	done <"$1"
-	echo "# cleaning up after it: mount ${mnt:--}, daemon pid ${pid:--}, ${#markers[@]} marked processes"
+	echo "# cleaning up after it: mount ${mnt:--}, daemon pids ${pids[*]:--}, ${#markers[@]} marked processes"
 	if [ -n "$mnt" ] && sfs_mounted "$mnt"; then
 		timeout 10 fusermount3 -u -z "$mnt" 2>/dev/null || timeout 10 umount -l "$mnt" 2>/dev/null
 	fi
-	# only if that pid is still our daemon (its command line names the mount)
-	if [ -n "$pid" ] && [ -n "$mnt" ] && [ -r "/proc/$pid/cmdline" ] &&
-		tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$mnt"; then
-		kill -KILL "$pid" 2>/dev/null
-	fi
+	# the keeper and its server, only if each is still our daemon (its
+	# command line names the mount)
+	for pid in "${pids[@]}"; do
+		if [ -n "$mnt" ] && [ -r "/proc/$pid/cmdline" ] &&
+			tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$mnt"; then
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	done
 	# processes with a marker argument (see sfs_pids_with_arg in lib.sh)
 	for m in "${markers[@]}"; do
 		re=${m//./[.]}

@@ -128,7 +128,7 @@ done
 # daemon_maxfd: how many descriptors the daemon has open (they are dense, so
 # this is about its highest one; a stray inherited descriptor such as 251
 # does not count as the top)
-daemon_maxfd() { find "/proc/$SFS_PID/fd" -mindepth 1 -printf '%f\n' 2>/dev/null | wc -l; }
+daemon_maxfd() { find "/proc/$SFS_SERVER/fd" -mindepth 1 -printf '%f\n' 2>/dev/null | wc -l; }
 BASE=$MNT/sessions/p1 # its stdout holds "" - use a run with output
 sfs_run "$BASE" 'echo base' 10
 fd_pass() { # OFFSET

@@ -21,10 +21,10 @@ not_mounted() { ! mounted "$1"; }
 cgroup_dir() {
 	local root own
 	root=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-	own=$(sed -n 's/^0:://p' "/proc/$SFS_PID/cgroup" 2>/dev/null)
+	own=$(sed -n 's/^0:://p' "/proc/$SFS_SERVER/cgroup" 2>/dev/null)
 	[ -n "$root" ] || return 1
 	[ "$own" = / ] && own=
-	printf '%s%s/sessionfs.%s\n' "$root" "$own" "$SFS_PID"
+	printf '%s%s/sessionfs.%s\n' "$root" "$own" "$SFS_SERVER"
 }
 
 # setup CASE N: in the current mount, three sessions:
@@ -180,14 +180,16 @@ after term
 assert_true "term: the daemon unmounted itself" "$MNT is still a mount point" not_mounted "$MNT"
 forget_mount
 
-# 3. SIGKILL to the daemon: the watchdog cleans up
+# 3. SIGKILL to the daemon, its keeper and its server both (a crash of
+# the server alone is t74's): the watchdog cleans up
 sfs_mount
 setup kill 3
-DEADPID=$SFS_PID
+DEADPID=$SFS_SERVER
 DEADCG=$CG
 disown "$SFS_PID" 2>/dev/null # no "Killed" job notice
-kill -KILL "$SFS_PID"
+kill -KILL "$SFS_PID" "$SFS_SERVER"
 sfs_wait_gone "$SFS_PID" 2
+sfs_wait_gone "$SFS_SERVER" 2
 marks_gone "kill: no sleep of any session is left within 3 s of SIGKILL" 3
 after kill
 rc=0

@@ -36,14 +36,14 @@ for n in 1 2 3; do
 	PID[$n]=$pid RND[$n]=$rnd CG[$n]=$(sed -n 3p <<<"$out")
 	ps_pid=$(ps -o pid= -p "$pid" 2>/dev/null | tr -d ' ')
 	assert_eq "$pid" "$ps_pid" "st$n: \$\$ is a pid ps sees"
-	assert_eq "$SFS_PID" "$(sfs_ppid "$pid")" "st$n: the shell is the daemon's child"
-	assert_eq "$SFS_PID" "$ppid" "st$n: \$PPID is the daemon"
+	assert_eq "$SFS_SERVER" "$(sfs_ppid "$pid")" "st$n: the shell is the daemon's child"
+	assert_eq "$SFS_SERVER" "$ppid" "st$n: \$PPID is the daemon"
 	assert_eq "$pid" "$bashpid" "st$n: \$BASHPID is \$\$"
 	assert_eq "$(id -u)" "$uid" "st$n: the shell runs as the owner"
 	assert_true "st$n: the shell is bash" "exe: $(sed -n 2p <<<"$out")" \
 		grep -q 'bash$' <<<"$(sed -n 2p <<<"$out")"
 	assert_true "st$n: the shell is in a cgroup of the session's" "cgroup: ${CG[$n]}" \
-		grep -Eq "/sessionfs\\.$SFS_PID/s[0-9]+\$" <<<"${CG[$n]}"
+		grep -Eq "/sessionfs\\.$SFS_SERVER/s[0-9]+\$" <<<"${CG[$n]}"
 	assert_eq "0 1 2" "$(sed -n 4p <<<"$out")" "st$n: the run's shell holds only 0-2"
 	assert_eq "0" "$(sed -n 5p <<<"$out")" "st$n: no /dev/fuse in the shell"
 done
@@ -66,7 +66,7 @@ check "mkdir sessions/st4 0.5 s later" sfs_mkdir "$S4"
 out=$(sfs_run_out "$S4" "$INFO")
 read -r pid ppid bashpid uid rnd <<<"$(sed -n 1p <<<"$out")"
 assert_eq "$pid" "$(ps -o pid= -p "$pid" 2>/dev/null | tr -d ' ')" "st4: \$\$ is a pid ps sees"
-assert_eq "$SFS_PID" "$ppid" "st4: \$PPID is the daemon"
+assert_eq "$SFS_SERVER" "$ppid" "st4: \$PPID is the daemon"
 assert_true "st4: a shell of its own" "pid $pid is another session's" \
 	test "$pid" != "${PID[1]}" -a "$pid" != "${PID[2]}" -a "$pid" != "${PID[3]}"
 assert_eq "0" "$(sed -n 5p <<<"$out")" "st4: no /dev/fuse in the shell"
@@ -74,15 +74,15 @@ assert_eq "0" "$(sed -n 5p <<<"$out")" "st4: no /dev/fuse in the shell"
 # the template the daemon forks its own user's shells from (sessions/ARCHITECTURE.md,
 # the template shell): killed from outside, shells are started again, and
 # then forked from a new one
-TPL=$(for p in $(sfs_descendants "$SFS_PID"); do
+TPL=$(for p in $(sfs_descendants "$SFS_SERVER"); do
 	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx -- --template &&
-		[ "$(sfs_ppid "$p")" = "$SFS_PID" ] && echo "$p"
+		[ "$(sfs_ppid "$p")" = "$SFS_SERVER" ] && echo "$p"
 done | head -n 1)
 note "template shell: ${TPL:-none}"
 if [ -n "$TPL" ]; then
 	assert_eq "$(id -u)" "$(stat -c %u "/proc/$TPL")" "the template runs as the daemon's user"
 	assert_true "the template is in a cgroup of its own" "$(cat "/proc/$TPL/cgroup" 2>/dev/null)" \
-		grep -Eq "/sessionfs\.$SFS_PID/tmpl\$" "/proc/$TPL/cgroup"
+		grep -Eq "/sessionfs\.$SFS_SERVER/tmpl\$" "/proc/$TPL/cgroup"
 	assert_eq 1 "$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$TPL/status")" "the template is single-threaded"
 	kill -KILL "$TPL"
 	sfs_wait_gone "$TPL" 5
@@ -91,7 +91,7 @@ if [ -n "$TPL" ]; then
 		out=$(sfs_run_out "$MNT/sessions/st$n" "$INFO")
 		read -r pid ppid bashpid uid rnd <<<"$(sed -n 1p <<<"$out")"
 		assert_eq "$pid" "$(ps -o pid= -p "$pid" 2>/dev/null | tr -d ' ')" "st$n: \$\$ is a pid ps sees"
-		assert_eq "$SFS_PID" "$ppid" "st$n: \$PPID is the daemon"
+		assert_eq "$SFS_SERVER" "$ppid" "st$n: \$PPID is the daemon"
 		assert_eq "0" "$(sed -n 5p <<<"$out")" "st$n: no /dev/fuse in the shell"
 	done
 else
@@ -129,12 +129,12 @@ else
 fi
 
 # unmounting ends every shell, the one made ahead included
-DESC=$(sfs_descendants "$SFS_PID" | tr '\n' ' ')
+DESC=$(sfs_descendants "$SFS_SERVER" | tr '\n' ' ')
 note "the daemon's descendants before unmount: $DESC"
-OWN=$(sed -n 's/^0:://p' "/proc/$SFS_PID/cgroup")
+OWN=$(sed -n 's/^0:://p' "/proc/$SFS_SERVER/cgroup")
 [ "$OWN" = / ] && OWN=
-INST=$ROOT$OWN/sessionfs.$SFS_PID
-keep_pid=$SFS_PID
+INST=$ROOT$OWN/sessionfs.$SFS_SERVER
+keep_pid=$SFS_SERVER
 sfs_umount
 assert_eq 0 "$SFS_DAEMON_RC" "the daemon exits with 0 after unmount"
 left=

@@ -399,7 +399,7 @@ if sfs_start_mount "limits" -c "$CFG"; then
 	assert_eq "$WS" "$(sfs_run_out "$D" 'pwd')" "workspace: the cwd of the session"
 	assert_file_eq "$MNT/files/in-workspace.txt" $'here\n' "workspace: the root of files/"
 	assert_true "runtime_dir: the spool directory is RT/sessionfs/PID" \
-		"$RT holds: $(find "$RT" -maxdepth 2 | tr '\n' ' ')" test -d "$RT/sessionfs/$SFS_PID"
+		"$RT holds: $(find "$RT" -maxdepth 2 | tr '\n' ' ')" test -d "$RT/sessionfs/$SFS_SERVER"
 
 	# max_sessions = 4, the default session counts
 	check "max_sessions: mkdir sessions/a" sfs_mkdir "$A"

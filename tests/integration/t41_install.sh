@@ -12,7 +12,8 @@
 # mount namespace where a temporary directory is bound over /usr/local/sbin,
 # as mount(8) gives its helpers no PATH); the man pages render with no
 # warnings (groff -ww, man --warnings); `meson install` installs the binary,
-# both man pages and the example configuration.
+# the man pages (sessionfs.7 as built, its tree made from the rows) and the
+# example configuration.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -296,6 +297,14 @@ else
 		assert_true "meson install: $prefix/$f" "missing; installed: $(find "$DEST" -type f | sed "s|^$DEST||" | tr '\n' ' ')" \
 			test -f "$DEST$prefix/$f"
 	done
+	page=$DEST$prefix/share/man/man7/sessionfs.7
+	if [ -f "$page" ]; then
+		# the page built, its tree made from the rows, not the .in
+		assert_true "meson install: sessionfs.7 is the page built ($BUILD/sessionfs.7)" \
+			"$(cmp "$page" "$BUILD/sessionfs.7" 2>&1)" cmp -s "$page" "$BUILD/sessionfs.7"
+		assert_true "meson install: sessionfs.7 has its tree (no @TREE@ line)" "$(grep -n '@TREE@' "$page")" \
+			sh -c '! grep -q "^@TREE@" "$1" && grep -q "^  sessions/ *the sessions" "$1"' sh "$page"
+	fi
 	if [ -x "$DEST$prefix/bin/sessionfs" ]; then
 		timeout 10 "$DEST$prefix/bin/sessionfs" --version >"$SFS_TMP/iv.out" 2>&1
 		assert_true "the installed binary prints its version" "$(head -c 200 "$SFS_TMP/iv.out")" \

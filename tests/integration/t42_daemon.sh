@@ -4,7 +4,8 @@
 # line naming the mount point) and the first still serves its session; a
 # regular file is refused with ENOTDIR; SIGUSR1, SIGUSR2 and SIGHUP are
 # logged and ignored (the session and its state survive, runs work), and
-# SIGINT ends it cleanly like SIGTERM (t25). After SIGKILL the mount gives
+# SIGINT ends it cleanly like SIGTERM (t25). After SIGKILL (of the keeper
+# and the server both) the mount gives
 # ENOTCONN; a new sessionfs started there unmounts the dead mount (one log
 # line) and serves. A dead FUSE mount that is not a sessionfs is left
 # alone, a plain empty directory still mounts, and a start on a stopped
@@ -63,11 +64,12 @@ refused() {
 # log_count FIXED: lines of the daemon's log holding FIXED
 log_count() { grep -cF -e "$1" "$SFS_TMP/daemon.log"; }
 
-# kill9 PID: SIGKILL the daemon PID, wait (5 s) until it is gone
+# kill9: SIGKILL the daemon, its keeper and its server, wait (5 s) until
+# both are gone (a crash of the server alone is recovered: t74)
 kill9() {
-	disown "$1" 2>/dev/null # no "Killed" job notice
-	kill -KILL "$1"
-	sfs_wait_gone "$1" 5
+	disown "$SFS_PID" 2>/dev/null # no "Killed" job notice
+	kill -KILL "$SFS_PID" "$SFS_SERVER"
+	sfs_wait_gone "$SFS_PID" 5 && sfs_wait_gone "$SFS_SERVER" 5
 }
 
 # enotconn LABEL: stat of $MNT fails with ENOTCONN
@@ -153,7 +155,7 @@ assert_eq data "$(cat "$F")" "the file is untouched"
 
 if sfs_start_mount "kill"; then
 	check "kill: mkdir sessions/doomed" sfs_mkdir "$MNT/sessions/doomed"
-	kill9 "$SFS_PID" || fail "kill: the daemon is gone after SIGKILL" "still there after 5 s"
+	kill9 || fail "kill: the daemon is gone after SIGKILL" "still there after 5 s"
 	SFS_PID=
 	enotconn "kill"
 	if restart "kill: a new sessionfs on the dead mount"; then
@@ -168,7 +170,7 @@ fi
 
 if sfs_start_mount "other" -o subtype=t42other; then
 	assert_eq "fuse.t42other" "$(fstype_at "$MNT")" "other: mounted as fuse.t42other"
-	kill9 "$SFS_PID" || fail "other: the daemon is gone after SIGKILL" "still there after 5 s"
+	kill9 || fail "other: the daemon is gone after SIGKILL" "still there after 5 s"
 	enotconn "other"
 	refused "a sessionfs on a dead fuse.t42other mount" nonzero "" "$MNT"
 	assert_eq "fuse.t42other" "$(fstype_at "$MNT")" "other: the dead mount is left alone"
@@ -183,10 +185,10 @@ if sfs_start_mount "plain"; then
 	assert_eq hi "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "plain: it serves"
 	# a stopped daemon never answers: the new one gives up after 5 s
 	# instead of hanging too
-	kill -STOP "$SFS_PID"
+	kill -STOP "$SFS_SERVER"
 	t0=$(now_ms)
 	refused "a sessionfs on a stopped one" 1 "does not answer" "$MNT"
-	kill -CONT "$SFS_PID"
+	kill -CONT "$SFS_SERVER"
 	assert_lt "$(($(now_ms) - t0))" 9000 "stopped: refused within 9 s" " ms"
 	assert_eq hi "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "stopped: once continued, it serves"
 	sfs_check_umount "plain"

@@ -33,7 +33,7 @@ qos() { timeout 5 od -An -t d4 -N 4 "$DEV" | tr -d ' '; }
 
 # 1. the default (10 ms): the device is open, a run holds it
 sfs_mount
-check "the daemon has $DEV open" has_dev "$SFS_PID"
+check "the daemon has $DEV open" has_dev "$SFS_SERVER"
 S=$MNT/sessions/poll
 check "mkdir sessions/poll" sfs_mkdir "$S"
 assert_run_ok "a run" "$S" 'true'
@@ -56,7 +56,7 @@ if command -v python3 >/dev/null; then
 	check "mkdir contexts/py" sfs_mkdir "$S/contexts/py"
 	check "contexts/py runs code" sfs_write "$S/contexts/py/code" $'x = 1\n' 20
 fi
-under=$(sfs_descendants "$SFS_PID" | tr '\n' ' ')
+under=$(sfs_descendants "$SFS_SERVER" | tr '\n' ' ')
 n=$(wc -w <<<"$under")
 assert_true "the daemon has several processes to look at" "$n: $under" test "$n" -ge 5
 leaked=
@@ -94,7 +94,7 @@ S=$MNT/sessions/off
 check "cpu_poll_ms = 0: mkdir sessions/off" sfs_mkdir "$S"
 assert_run_ok "cpu_poll_ms = 0: a run" "$S" 'echo $((6 * 7))'
 assert_file_eq "$S/stdout" $'42\n' "cpu_poll_ms = 0: runs work as before"
-if has_dev "$SFS_PID"; then fail "cpu_poll_ms = 0: the device is not open" "it is"; else pass "cpu_poll_ms = 0: the device is not open"; fi
+if has_dev "$SFS_SERVER"; then fail "cpu_poll_ms = 0: the device is not open" "it is"; else pass "cpu_poll_ms = 0: the device is not open"; fi
 assert_eq 0 "$(holds)" "cpu_poll_ms = 0: nothing was held"
 
 sfs_done

@@ -662,7 +662,7 @@ if sfs_start_mount "runtime_dir with u1's sessionfs in it" -c "$SFS_TMP/rt.conf"
 	assert_eq rt "$(sfs_run_out "$MNT/sessions/default" 'echo rt')" "taken runtime dir: a run works"
 	assert_eq "" "$(ls -A "$RTD/sessionfs")" "taken runtime dir: nothing of the daemon's in u1's directory"
 	assert_true "taken runtime dir: the daemon's own is RT/sessionfs.2/PID" "$(ls "$RTD")" \
-		test -d "$RTD/sessionfs.2/$SFS_PID"
+		test -d "$RTD/sessionfs.2/$SFS_SERVER"
 	assert_file_match "$SFS_TMP/daemon.log" "sessionfs is not a directory of uid 0 that only it may write: not using it" \
 		"taken runtime dir: the log says why"
 	sfs_check_umount "taken runtime dir"

@@ -138,7 +138,7 @@ start_at() {
 	[ -n "$SFS_NS_PIDFILE" ] && echo "$SFS_PID" >>"$SFS_NS_PIDFILE"
 	sfs_state
 	for ((i = 0; i < 50; i++)); do
-		timeout 2 test -d "$MNT/sessions" && return 0
+		timeout 2 test -d "$MNT/sessions" && sfs_note_server && return 0
 		sfs_alive "$SFS_PID" || break
 		sleep 0.1
 	done
@@ -180,8 +180,9 @@ restart_main() {
 	CONS=(nsenter -t "$CPID" -m --) # a command in the consumer's namespace
 	roundtrip "restart: the consumer, first daemon" "${CONS[@]}" "${RT[@]}"
 
-	kill -KILL "$SFS_PID"
+	kill -KILL "$SFS_PID" "$SFS_SERVER" # the keeper and its server
 	wait "$SFS_PID" 2>/dev/null
+	sfs_wait_gone "$SFS_SERVER" 5
 	SFS_PID=
 	assert_errno "Transport endpoint is not connected" \
 		"restart: after SIGKILL of the daemon the consumer sees a dead mount (ENOTCONN)" \

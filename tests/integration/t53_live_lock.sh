@@ -38,10 +38,10 @@ if sfs_start_mount "live lock" -c "$CFG"; then
 	assert_true "a directory without live whose number runs no process is removed" \
 		"it is still there" test ! -e "$OLD"
 	assert_true "the daemon's own directory is RT/sessionfs/PID" "$(ls "$TOP" | tr '\n' ' ')" \
-		test -d "$TOP/$SFS_PID"
+		test -d "$TOP/$SFS_SERVER"
 	assert_true "the daemon holds the lock of its own live" "flock -n got it" \
-		bash -c '! flock -n -x "$1" true' _ "$TOP/$SFS_PID/live"
-	OWN=$TOP/$SFS_PID
+		bash -c '! flock -n -x "$1" true' _ "$TOP/$SFS_SERVER/live"
+	OWN=$TOP/$SFS_SERVER
 	assert_eq "hi" "$(sfs_run_out "$MNT/sessions/default" 'echo hi')" "runs work"
 	sfs_check_umount "live lock"
 fi

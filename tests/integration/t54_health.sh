@@ -23,7 +23,7 @@ hval() { timeout 5 cat "$H" | awk -v k="$1" '$1 == k { print $2 }'; }
 # health: ok and the key value lines, in order
 hf=$SFS_TMP/health
 if sfs_cat "$H" "$hf" &&
-	[ "$(awk '{ print $1 }' "$hf" | tr '\n' ' ')" = "ok version uptime_s sessions runs_active " ] &&
+	[ "$(awk '{ print $1 }' "$hf" | tr '\n' ' ')" = "ok version uptime_s sessions runs_active pid upgrades recoveries " ] &&
 	[ "$(head -n 1 "$hf")" = ok ] &&
 	! grep -vqE '^(ok|[a-z_]+ [0-9A-Za-z.+-]+)$' "$hf"; then
 	pass "health is ok and key value lines"

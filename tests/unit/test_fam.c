@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include "conf/conf.h"
 #include "fs/fam.h"
+#include "fs/fam_run.h"
 #include "unit.h"
 
 static struct fent row = { "cmd", FT_CMD, FENT_RW, NULL, 0, HOME_DIR, NULL };

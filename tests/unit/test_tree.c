@@ -1,13 +1,21 @@
 /* test_tree.c - the file tables (the families' rows) and inode resolution
  * of fs/tree.c. */
 #include <errno.h>
+#include "fs/fam_ctx.h"
+#include "fs/fam_env.h"
+#include "fs/fam_health.h"
+#include "fs/fam_procs.h"
 #include "fs/fam_root.h"
+#include "fs/fam_session.h"
+#include "fs/fam_sessions.h"
+#include "fs/fam_tty.h"
+#include "fs/files.h"
 #include "fs/tree.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/run.h"
 #include "unit.h"
 
-static const enum ft dirs[] = { FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN };
+static const ft_t dirs[] = { FT_ROOT, FT_SESSIONS, FT_SESS, FT_RUN };
 
 START_TEST(root_ino)
 {
@@ -60,7 +68,7 @@ END_TEST
 
 START_TEST(other_dirs_have_no_table)
 {
-	static const enum ft none[] = { FT_NONE, FT_CMD,    FT_ENVDIR,
+	static const ft_t none[] = { FT_NONE, FT_CMD,    FT_ENVDIR,
 					FT_RUNS, FT_LATEST, FT_ENVVAR,
 					FT_MAX };
 
@@ -73,7 +81,7 @@ START_TEST(other_dirs_have_no_table)
 }
 END_TEST
 
-static const struct fent *find(enum ft dir, const char *name)
+static const struct fent *find(ft_t dir, const char *name)
 {
 	size_t n;
 	const struct fent *t = tree_table(dir, &n);
@@ -136,16 +144,78 @@ START_TEST(design_files)
 }
 END_TEST
 
-/* Every type has an entry that names it; table entries agree with it. */
+/* The number of every type, as the one list of all types had them: an
+ * inode is id << 8 | type, and a daemon upgraded in place is handed the
+ * inodes of the build before it, so a type that moved would name
+ * another file. Each family numbers its own (fs/tree.h). */
+#define NUM(ft, no) { ft, no, #ft }
+static const struct {
+	ft_t ft;
+	unsigned no;
+	const char *name;
+} numbers[] = {
+	NUM(FT_ROOT, 1),	   NUM(FT_README, 2),	    NUM(FT_ROOTCTL, 3),
+	NUM(FT_ROOTENV, 4),	   NUM(FT_ROOTENVVAR, 5),   NUM(FT_SESSIONS, 6),
+	NUM(FT_CLONE, 7),	   NUM(FT_SESS, 8),	    NUM(FT_CMD, 9),
+	NUM(FT_STDOUT, 10),	   NUM(FT_STDERR, 11),	    NUM(FT_OUTPUT, 12),
+	NUM(FT_STREAM, 13),	   NUM(FT_EXIT, 14),	    NUM(FT_STATUS, 15),
+	NUM(FT_RESULT, 16),	   NUM(FT_CWD, 17),	    NUM(FT_ENVDIR, 18),
+	NUM(FT_TIMEOUT, 19),	   NUM(FT_ERROR, 20),	    NUM(FT_CTL, 21),
+	NUM(FT_RUNS, 22),	   NUM(FT_LATEST, 23),	    NUM(FT_RUN, 24),
+	NUM(FT_PROCS, 25),	   NUM(FT_PROC, 26),	    NUM(FT_PID, 27),
+	NUM(FT_STDIN, 28),	   NUM(FT_ENVVAR, 29),	    NUM(FT_FILES, 30),
+	NUM(FT_FILE, 31),	   NUM(FT_PROCCMD, 32),	    NUM(FT_PROCCTL, 33),
+	NUM(FT_HEALTH, 34),	   NUM(FT_METRICS, 35),	    NUM(FT_TTY, 36),
+	NUM(FT_TTYINPUT, 37),	   NUM(FT_TTYKEYS, 38),	    NUM(FT_TTYOUTPUT, 39),
+	NUM(FT_TTYSTREAM, 40),	   NUM(FT_TTYSCREEN, 41),   NUM(FT_TTYSCROLLBACK, 42),
+	NUM(FT_TTYCURSOR, 43),	   NUM(FT_TTYSIZE, 44),	    NUM(FT_TTYTITLE, 45),
+	NUM(FT_TTYSTATUS, 46),	   NUM(FT_TTYCTL, 47),	    NUM(FT_TTYEXPECT, 48),
+	NUM(FT_TTYQUIET, 49),	   NUM(FT_TTYCAST, 50),	    NUM(FT_CTXS, 51),
+	NUM(FT_CTX, 52),	   NUM(FT_CTXLANG, 53),	    NUM(FT_CTXCWD, 54),
+	NUM(FT_CTXTIMEOUT, 55),	   NUM(FT_CTXENV, 56),	    NUM(FT_CTXVAR, 57),
+	NUM(FT_CTXCTL, 58),	   NUM(FT_CTXSTATUS, 59),   NUM(FT_CTXRUNS, 60),
+	NUM(FT_CTXRUN, 61),	   NUM(FT_CODE, 62),	    NUM(FT_CTXRESULT, 63),
+	NUM(FT_CTXERROR, 64),	   NUM(FT_CTXJSON, 65),	    NUM(FT_CTXRESULTS, 66),
+	NUM(FT_CTXRES, 67),	   NUM(FT_CTXMAIN, 68),	    NUM(FT_CTXFMT, 69),
+};
+
+/* The row a number was given to above (NULL: none), the formats of a
+ * result (FT_CTXFMT + its index) aside. */
+static const char *numbered(unsigned no)
+{
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(*numbers); i++)
+		if (numbers[i].no == no)
+			return numbers[i].name;
+	return NULL;
+}
+
+START_TEST(types_keep_their_numbers)
+{
+	for (size_t i = 0; i < sizeof(numbers) / sizeof(*numbers); i++)
+		ck_assert_msg(numbers[i].ft == numbers[i].no,
+			      "%s is %u, it was %u", numbers[i].name,
+			      numbers[i].ft, numbers[i].no);
+	ck_assert_int_eq(FT_CTXFMT + CTX_NFMT - 1, 78);
+	ck_assert_int_eq(FT_MAX, 256); /* an inode's low 8 bits */
+}
+END_TEST
+
+/* Every type with a number above has an entry that names it (a type
+ * of a family newer than the list may have one too); table entries
+ * agree with it. */
 START_TEST(fent_every_type)
 {
 	ck_assert_ptr_null(tree_fent(FT_NONE));
 	ck_assert_ptr_null(tree_fent(FT_MAX));
-	for (int ft = FT_NONE + 1; ft < FT_MAX; ft++) {
-		const struct fent *e = tree_fent((enum ft)ft);
+	for (unsigned ft = FT_NONE + 1; ft < FT_MAX; ft++) {
+		const struct fent *e = tree_fent(ft);
+		bool fmt = ft >= FT_CTXFMT && ft < FT_CTXFMT + CTX_NFMT;
 
-		ck_assert_msg(e != NULL, "no entry for type %d", ft);
-		ck_assert_int_eq(e->ft, ft);
+		if (numbered(ft) || fmt)
+			ck_assert_msg(e != NULL, "no entry for type %u", ft);
+		if (!e)
+			continue;
+		ck_assert_uint_eq(e->ft, ft);
 		ck_assert_ptr_nonnull(e->name);
 	}
 	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
@@ -252,9 +322,57 @@ START_TEST(init_refuses_bad_tables)
 }
 END_TEST
 
+/* The tree with one more row in the root's table, a family's file of
+ * type ft; tree_init's answer. */
+static int init_with_family(unsigned ft)
+{
+	static struct fent tab[32];
+	static struct fops ops;
+	struct fent root = fam_root;
+	size_t n = 0;
+
+	while (fam_root.ops->tab[n].name)
+		n++;
+	ck_assert_uint_lt(n + 1, sizeof(tab) / sizeof(*tab));
+	memcpy(tab, fam_root.ops->tab, n * sizeof(*tab));
+	tab[n] = (struct fent){ "newfam", ft, FENT_RO, &dummy_ops, 0, HOME_DIR,
+				"a new family's file" };
+	tab[n + 1] = (struct fent){ 0 };
+	ops = *fam_root.ops;
+	ops.tab = tab;
+	root.ops = &ops;
+	return tree_init(&root);
+}
+
+/* A new family numbers its types itself, with no list of the others to
+ * edit: a number no row has is its own, the rest of the tree as it was;
+ * a number another family has (deep in the tree, or one of the formats
+ * after FT_CTXFMT) is refused, and so is one past an inode's 8 bits. */
+START_TEST(new_family_numbers)
+{
+	const struct fent *tty = tree_fent(FT_TTY);
+	static const unsigned taken[] = {
+		FT_BLOCK_TTY,	   FT_BLOCK_CTX, FT_CTXFMT + 3, FT_ROOT,
+		FT_FILE,	   FT_STDIN,	 FT_MAX,	FT_MAX + 44,
+	};
+
+	ck_assert_ptr_nonnull(tty);
+	ck_assert_int_eq(init_with_family(200), 0);
+	ck_assert_str_eq(tree_fent(200)->name, "newfam");
+	ck_assert_ptr_eq(tree_fent(FT_TTY), tty);
+	ck_assert_ptr_nonnull(tree_fent(FT_CTXFMT + 3));
+	for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++)
+		ck_assert_msg(init_with_family(taken[i]) == -EINVAL,
+			      "type %u taken twice", taken[i]);
+	ck_assert_int_eq(tree_init(&fam_root), 0);
+	ck_assert_ptr_null(tree_fent(200));
+	ck_assert_ptr_eq(tree_fent(FT_TTY), tty);
+}
+END_TEST
+
 START_TEST(resolve_fixed)
 {
-	static const enum ft fixed[] = { FT_ROOT, FT_README, FT_SESSIONS,
+	static const ft_t fixed[] = { FT_ROOT, FT_README, FT_SESSIONS,
 					 FT_CLONE };
 	struct node n;
 
@@ -469,7 +587,7 @@ START_TEST(ino_unique)
 
 	for (uint64_t id = 0; id < 64; id++)
 		for (int ft = 0; ft < FT_MAX; ft++) {
-			fuse_ino_t ino = tree_ino(id, (enum ft)ft);
+			fuse_ino_t ino = tree_ino(id, (ft_t)ft);
 
 			ck_assert_uint_eq(ino >> 8, id);
 			ck_assert_uint_eq(ino & 0xff, (unsigned)ft);
@@ -495,6 +613,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, run_file_types);
 	tcase_add_test(tc, proc_table);
 	tcase_add_test(tc, init_refuses_bad_tables);
+	tcase_add_test(tc, new_family_numbers);
+	tcase_add_test(tc, types_keep_their_numbers);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("resolve");
 	tcase_add_test(tc, resolve_fixed);
