@@ -281,8 +281,11 @@ static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
 	if (!fh)
 		return NULL;
 	fh_opened(fh, req, fi);
-	if ((fi->flags & O_ACCMODE) == O_RDONLY && o->open &&
-	    o->open(fh, &n, fi) < 0) {
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		/* its writes, its close: EIO, so that the loss is known */
+		fh->lost = true;
+		fh->werr = EIO;
+	} else if (o->open && o->open(fh, &n, fi) < 0) {
 		fh_free(fh);
 		return NULL;
 	}
@@ -411,6 +414,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!fh)
 		return;
 	o = ops_of(fh->fe->ft);
+	if (fh->lost) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	answer(req, o->flush ? o->flush(req, fh) : -fh->werr, ok_err0, NULL);
 }
 
