@@ -16,7 +16,8 @@ the baseline is the same loop for as long with no upgrade: its median
 gap and its longest. It prints, for each count, the median and range of
 the pauses, the median and range of the write's own duration, the
 baseline, and the ratio of the median pause to the baseline's longest
-gap. The target is a pause of at most 50 ms at 1,000 sessions.
+gap. The target is a pause of at most 50 ms at 1,000 sessions. After
+each upgrade the pid that health names (the server's) must be the same.
 
 Exit status 0 whether the target is met or not (a measurement); 1 on
 any error or stop signal. The sessions it made are removed on every path,
@@ -101,9 +102,19 @@ def baseline(loop):
     return sb.median(g), max(g)
 
 
+def server_pid(mnt):
+    """The pid health names: the process serving the mount (DAEMON_PID is
+    its keeper's)."""
+    for line in sb.read_file(os.path.join(mnt, "health")).splitlines():
+        if line.startswith("pid "):
+            return int(line[4:])
+    return None
+
+
 def one_upgrade(mnt, pid, loop):
     """(pause, duration of the write) of one upgrade, in us."""
     ctl = os.path.join(mnt, "ctl")
+    server = server_pid(mnt)
     loop.start()
     time.sleep(PRE_S)
     t0 = sb.now_us()
@@ -115,6 +126,9 @@ def one_upgrade(mnt, pid, loop):
         os.kill(pid, 0)
     except ProcessLookupError:
         raise sb.BenchError("the daemon (pid %d) is gone after an upgrade" % pid)
+    if server_pid(mnt) != server:
+        raise sb.BenchError("the server's pid changed: %s, then %s"
+                            % (server, server_pid(mnt)))
     if not ts or ts[-1] <= t1:
         raise sb.BenchError("no read was answered after the upgrade")
     return pause_around(ts, t0, t1), t1 - t0
