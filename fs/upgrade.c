@@ -37,7 +37,7 @@
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
 enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
-       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD };
+       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD, F_CWD };
 
 static struct {
 	struct fuse_session *se;
@@ -146,6 +146,26 @@ static void fail(int rc, const char *what)
 	up.req = NULL;
 }
 
+/* The directory this program works in ("/" once daemonized): the next
+ * one, which is started where the first was (for its relative arguments),
+ * goes back there, and does not hold that directory for good. */
+static void put_cwd(struct state_w *w)
+{
+	char cwd[4096];
+
+	if (getcwd(cwd, sizeof(cwd)))
+		state_put_str(w, F_CWD, cwd);
+}
+
+static void go_back(const struct state_r *fs)
+{
+	char *cwd = state_get_str(fs, F_CWD);
+
+	if (cwd && chdir(cwd) < 0)
+		log_msg(LOG_WARNING, "upgrade: cd %s: %m", cwd);
+	free(cwd);
+}
+
 /* The whole state, in a memfd that the next program inherits. */
 static int save(struct state_w *w)
 {
@@ -167,6 +187,7 @@ static int save(struct state_w *w)
 	state_put_str(w, F_WORKSPACE, conf.workspace);
 	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_put_u64(w, F_AHEAD, sess_ahead_id());
+	put_cwd(w);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	files_save(w); /* UPK_FILES */
@@ -588,6 +609,7 @@ int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 		keep_setting(&fs, F_WORKSPACE, "workspace", &conf.workspace);
 		keep_setting(&fs, F_RUNTIME_DIR, "runtime_dir",
 			     &conf.runtime_dir);
+		go_back(&fs);
 	}
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
 	if (fuse_fd < 0 || fuse_session_mount(se, dev) != 0) {
