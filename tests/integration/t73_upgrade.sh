@@ -195,7 +195,11 @@ SFS_BG_PIDS+=("$TO_W")
 U=$MNT/sessions/u L=$MNT/sessions/l
 check "mkdir sessions/u" sfs_mkdir "$U"
 check "mkdir sessions/l" sfs_mkdir "$L"
+# (its namespace copies every mount there is: it lets go of the FUSE
+# mounts of other tests at once, or their unmounts would not end them)
 timeout -k 2 120 unshare --mount --propagation private bash -c '
+awk "{ for (i = 7; \$i != \"-\"; i++); if (\$(i + 1) ~ /^fuse/) print \$5 }" /proc/self/mountinfo |
+	while read -r mp; do [ "$mp" = "$4" ] || umount -l "$mp" 2>/dev/null; done
 n=0 bad=0
 until [ -e "$2" ]; do
 	n=$((n + 1))
@@ -205,7 +209,7 @@ until [ -e "$2" ]; do
 	echo "$n" >"$3.n"
 	sleep 0.01
 done
-echo "runs $n bad $bad"' _ "$U" "$STOP" "$SFS_TMP/cons" >"$SFS_TMP/cons.out" 2>&1 &
+echo "runs $n bad $bad"' _ "$U" "$STOP" "$SFS_TMP/cons" "$MNT" >"$SFS_TMP/cons.out" 2>&1 &
 CONS=$!
 SFS_BG_PIDS+=("$CONS")
 timeout -k 2 120 bash -c '
