@@ -50,9 +50,11 @@ static void take_message(struct keeper *k)
 			    .msg_control = cbuf,
 			    .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
-	ssize_t n = recvmsg(k->sock, &m, MSG_CMSG_CLOEXEC);
+	ssize_t n = recvmsg(k->sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	size_t got;
 
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
 	if (n <= 0) { /* the server is gone; its exit comes as SIGCHLD */
 		close(k->sock);
 		k->sock = -1;
@@ -241,7 +243,10 @@ static int keeper_loop(struct keeper *k)
 			if ((rc = on_child(k)) >= 0)
 				return rc;
 		}
-		if (p[1].revents)
+		/* not when a restart just replaced the socket polled (the
+		 * old one's hangup and the SIGCHLD came together): the new
+		 * one has nothing yet */
+		if (p[1].revents && p[1].fd == k->sock)
 			take_message(k);
 		if (p[2].revents)
 			answer_eio(k);
