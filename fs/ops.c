@@ -263,9 +263,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /* After a crash (the keeper's restart) the open files of the mount are
- * not known: one is made again from its inode, as an open with its
- * flags would make it, keeping its id (what it had read or written is
- * lost). A reader of exit or stream that waited is answered then. */
+ * not known: one open for reading is made again from its inode, as an
+ * open with its flags would make it, keeping its id (what it had read is
+ * lost). A reader of exit or stream that waited is answered then. One
+ * open for writing is not: what was written to it went with the crashed
+ * server, so its writes and its close fail with EIO (a cmd whose text
+ * was lost must not seem to have run, nor run half). */
 static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -275,6 +278,13 @@ static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
 
 	if (!upgrade_recovering() || tree_resolve(ino, &n) < 0)
 		return NULL;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		log_msg(LOG_WARNING, "recovery: a file open for writing "
+				     "before the crash (inode %llu) lost "
+				     "what was written: EIO",
+			(unsigned long long)ino);
+		return NULL;
+	}
 	o = ops_of(n.ft);
 	objs_reuse(fi->fh);
 	fh = fh_new(&n);
@@ -404,12 +414,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, ino, fi, false);
+	/* a FLUSH carries no open flags, and comes only for writers (a
+	 * reader is opened noflush): one unknown is never made again */
+	struct fh *fh = fh_of(fi);
 	const struct fops *o;
 
-	(void)ino;
-	if (!fh)
+	if (!fh) {
+		log_msg(LOG_WARNING, "the close of an unknown file open for "
+				     "writing (inode %llu): EIO",
+			(unsigned long long)ino);
+		fuse_reply_err(req, EIO);
 		return;
+	}
 	o = ops_of(fh->fe->ft);
 	answer(req, o->flush ? o->flush(req, fh) : -fh->werr, ok_err0, NULL);
 }
