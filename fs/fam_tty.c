@@ -16,37 +16,8 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
+#include "sessions/core/state.h"
 #include "sessions/tty/tty.h"
-
-/* What an open file of tty/ keeps: the pattern and deadline of its
- * expect (0: from its first read or poll), where its read of
- * recording.cast is. */
-struct ttyfh {
-	regex_t re;
-	bool has_re;
-	uint64_t ms;
-	int64_t deadline;
-	struct term_seen seen;	 /* what re last saw of the screen */
-	struct cast_reader cast; /* recording.cast's */
-};
-
-static void ttyfh_free(void *p)
-{
-	struct ttyfh *x = p;
-
-	if (x && x->has_re)
-		regfree(&x->re);
-	if (x)
-		cast_reader_free(&x->cast);
-	free(x);
-}
-
-static struct ttyfh *ttyfh(struct fh *fh)
-{
-	if (!fh->priv && (fh->priv = calloc(1, sizeof(struct ttyfh))))
-		fh->priv_free = ttyfh_free;
-	return fh->priv;
-}
 
 /* The terminal of fh's session, if it has one. */
 static struct tty *tty_fh(const struct fh *fh)
@@ -275,6 +246,7 @@ static int ctl_clear(const struct ctl_args *a)
 
 	if (t->term)
 		term_clear_scrollback(t->term);
+	state_touch();
 	return 0;
 }
 
@@ -365,6 +337,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 	free(t->expect);
 	t->expect = pat;
 	t->expect_ms = ms;
+	state_touch();
 	return 0;
 }
 
@@ -421,7 +394,7 @@ static bool try_expect(struct park *p)
  * it types what it waits for). */
 static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 {
-	struct ttyfh *x = ttyfh(fh);
+	struct ttyfh *x = fam_ttyfh(fh);
 	struct tty *t = n->s->tty;
 
 	if (!x)
@@ -431,6 +404,9 @@ static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	if (compile(n->s, t->expect, strlen(t->expect), &x->re) < 0)
 		return -EINVAL;
 	x->has_re = true;
+	x->pat = strdup(t->expect);
+	if (!x->pat)
+		return -ENOMEM;
 	x->ms = t->expect_ms;
 	if (t->out)
 		fh_set_run(fh, t->out);
@@ -484,7 +460,8 @@ static const struct fops expect_ops = { .write = expect_write,
 					.open = expect_open,
 					.read = expect_read,
 					.readable = expect_readable,
-					.waiters = poll_waiters };
+					.waiters = poll_waiters,
+					.priv_restore = fam_ttyfh_restore };
 
 static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
@@ -508,6 +485,7 @@ static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 	}
 	fh->w.len = 0;
 	t->quiet_ms = ms;
+	state_touch();
 	return 0;
 }
 
@@ -539,7 +517,7 @@ static bool try_quiet(struct park *p)
 
 static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
-	struct ttyfh *x = ttyfh(fh);
+	struct ttyfh *x = fam_ttyfh(fh);
 	struct tty *t = tty_fh(fh);
 
 	if (fh->text && off > 0) {
@@ -574,47 +552,8 @@ static bool quiet_readable(const struct fh *fh)
 static const struct fops quiet_ops = { .write = quiet_write,
 				       .read = quiet_read,
 				       .readable = quiet_readable,
-				       .waiters = poll_waiters };
-
-/* The recording of the terminal's output as of the open (none: a header
- * alone). */
-static int cast_file_open(struct fh *fh, struct node *n,
-			  struct fuse_file_info *fi)
-{
-	const struct tty *t = n->s->tty;
-
-	(void)fi;
-	if (!ttyfh(fh))
-		return -ENOMEM;
-	if (t && t->out)
-		fh_set_run(fh, t->out);
-	return 0;
-}
-
-static void cast_file_read(fuse_req_t req, struct fh *fh, size_t size,
-			   off_t off)
-{
-	static const struct cast none = { .fd = -1, .cols = 80, .rows = 24 };
-	struct ttyfh *x = fh->priv;
-	const struct tty *t = tty_fh(fh);
-	const struct cast *c = t && fh->r && t->out == fh->r ? &t->cast : &none;
-	int fd = c == &none || !fh->r->out.size ? -1 :
-						  fh_spool(fh, &fh->fd, "out");
-	const char *p = NULL;
-	ssize_t n = fd < 0 && c != &none && fh->r->out.size ?
-			    fd : /* output it cannot read: never empty */
-			    cast_read(c, fd, fd < 0 ? 0 : fh->r->out.size,
-				      &x->cast, (uint64_t)off, size, &p);
-
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
-		fuse_reply_buf(req, p, (size_t)n);
-}
-
-/* stat size 0 (no size nor text): it is made as it is read */
-static const struct fops cast_ops = { .open = cast_file_open,
-				      .read = cast_file_read };
+				       .waiters = poll_waiters,
+				       .priv_restore = fam_ttyfh_restore };
 
 static const struct fent tty_tab[] = {
 	{ "input", FT_TTYINPUT, FENT_WO, &input_ops, 0, HOME_DIR,
@@ -645,7 +584,7 @@ static const struct fent tty_tab[] = {
 	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR,
 	  "a read waits until nothing was printed for 200 ms, then gives the "
 	  "screen" },
-	{ "recording.cast", FT_TTYCAST, FENT_RO, &cast_ops, 0, HOME_DIR,
+	{ "recording.cast", FT_TTYCAST, FENT_RO, &fam_ttycast_ops, 0, HOME_DIR,
 	  "its asciicast v2 recording" },
 	{ 0 },
 };

@@ -4,6 +4,11 @@
 #ifndef SFS_FAM_TTY_H
 #define SFS_FAM_TTY_H
 
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "sessions/tty/cast.h"
+#include "sessions/tty/term.h"
 #include "tree.h"
 
 /* The types of tty/ (their numbers never move: fs/tree.h). */
@@ -30,5 +35,25 @@ extern const struct fops fam_tty_ops;
 /* The views (fs/fam_ttyview.c), rows of fam_tty_ops's table. */
 extern const struct fops fam_ttyscreen_ops, fam_ttyscrollback_ops,
 	fam_ttycursor_ops, fam_ttytitle_ops, fam_ttystatus_ops;
+
+/* What an open file of tty/ keeps (fh->priv, fs/fam_ttyfh.c): the
+ * pattern and deadline of its expect (0: from its first read or poll),
+ * where its read of recording.cast is. */
+struct ttyfh {
+	regex_t re;
+	bool has_re;
+	char *pat; /* re's text, for an upgrade to compile again */
+	uint64_t ms;
+	int64_t deadline;
+	struct term_seen seen;	 /* what re last saw of the screen */
+	struct cast_reader cast; /* recording.cast's */
+};
+
+/* fh's, made at its first use; NULL on ENOMEM. */
+struct ttyfh *fam_ttyfh(struct fh *fh);
+/* The rows' priv_restore (tree.h) of what an upgrade saved of one. */
+int fam_ttyfh_restore(struct fh *fh, const struct state_r *o);
+/* recording.cast's row. */
+extern const struct fops fam_ttycast_ops;
 
 #endif

@@ -30,16 +30,9 @@
 #include <unistd.h>
 #include "sessions/session/fdq.h"
 #include "files.h"
+#include "files_fh.h"
 #include "files_node.h"
-#include "sessions/core/objs.h"
 #include "tree.h"
-
-/* An open directory. */
-struct fdir {
-	DIR *dp;
-	struct dirent *de; /* read but not yet sent */
-	off_t off;	   /* offset of the next entry to read */
-};
 
 /* ---------------------------------------------------------------- checks */
 
@@ -52,6 +45,16 @@ static int bad_name(const char *name)
 		return ENOENT;
 	return 0;
 }
+
+/* The descriptor of fi's open file, or -ESTALE when its handle names
+ * none (lost in an upgrade, or a crashed program's). */
+static int fd_of(const struct fuse_file_info *fi)
+{
+	const struct fslot *s = fslot_of(fi->fh);
+
+	return s ? s->fd : -ESTALE;
+}
+
 /* ---------------------------------------------------------- operations */
 
 static void f_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -61,7 +64,7 @@ static void f_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = bad_name(name), sw = 0;
 
 	if (!err && !dir)
-		err = ENOENT;
+		err = fnode_err(parent);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
@@ -73,7 +76,7 @@ static void f_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void f_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	fnode_unref(fnode_of(ino), nlookup);
+	fnode_forget(ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -83,7 +86,7 @@ static void f_forget_multi(fuse_req_t req, size_t count,
 {
 	(void)req;
 	for (size_t i = 0; i < count; i++)
-		fnode_unref(fnode_of(forgets[i].ino), forgets[i].nlookup);
+		fnode_forget(forgets[i].ino, forgets[i].nlookup);
 }
 
 static void f_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -93,7 +96,7 @@ static void f_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	(void)fi;
 	if (!n) {
-		fuse_reply_err(req, ENOENT);
+		fuse_reply_err(req, fnode_err(ino));
 		return;
 	}
 	if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -108,11 +111,14 @@ static void f_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		      int to_set, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
-	int rc = n ? fnode_as_caller(req) : -ENOENT;
+	int fd = fi ? fd_of(fi) : -1;
+	int rc = !n	       ? -fnode_err(ino) :
+		 fd == -ESTALE ? fd :
+				 fnode_as_caller(req);
 	int sw = rc;
 
 	if (rc >= 0) {
-		rc = fnode_set_attrs(n, attr, to_set, fi);
+		rc = fnode_set_attrs(n, attr, to_set, fd);
 		fnode_as_self(sw);
 	}
 	if (rc < 0)
@@ -128,7 +134,7 @@ static void f_readlink(fuse_req_t req, fuse_ino_t ino)
 	ssize_t len;
 
 	if (!n) {
-		fuse_reply_err(req, ENOENT);
+		fuse_reply_err(req, fnode_err(ino));
 		return;
 	}
 	len = readlinkat(n->fd, "", buf, sizeof(buf));
@@ -167,7 +173,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int err = bad_name(name), sw = 0, rc;
 
 	if (!err && !dir)
-		err = ENOENT;
+		err = fnode_err(parent);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
@@ -212,7 +218,7 @@ static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int err = bad_name(name), sw = 0;
 
 	if (!err && !dir)
-		err = ENOENT;
+		err = fnode_err(parent);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
@@ -243,7 +249,7 @@ static void f_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err)
 		err = bad_name(newname);
 	if (!err && (!from || !to))
-		err = ENOENT;
+		err = fnode_err(!from ? parent : newparent);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
@@ -276,8 +282,10 @@ static void f_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct fuse_entry_param e;
 	int err = bad_name(newname), sw = 0;
 
-	if (!err && (!n || !dir || n == &fnode_root))
-		err = !n || !dir ? ENOENT : EPERM;
+	if (!err && (!n || !dir))
+		err = fnode_err(!n ? ino : newparent);
+	if (!err && n == &fnode_root)
+		err = EPERM;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
@@ -294,13 +302,27 @@ static int open_flags(int flags)
 	return flags | O_CLOEXEC;
 }
 
+/* fi's handle for fd, uid's open file (taken over). Returns 0, or
+ * ENOMEM with fd closed. */
+static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
+{
+	fi->fh = fslot_add(fd, uid, NULL);
+	if (!fi->fh) {
+		fdq_close(fd);
+		return ENOMEM;
+	}
+	fi->keep_cache = 0;
+	fi->direct_io = 0;
+	return 0;
+}
+
 /* An open file's descriptor is its opener's (sessions/session/fdq.c): her bound is
  * looked at before the open, which may truncate or create. */
 static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int fd = -1, err = n ? -fdq_check(uid) : ENOENT, sw = 0;
+	int fd = -1, err = n ? -fdq_check(uid) : fnode_err(ino), sw = 0;
 	char p[64];
 
 	if (!err && !S_ISREG(n->type))
@@ -310,18 +332,13 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err) {
 		fnode_proc_path(p, sizeof(p), n->fd);
 		fd = fdq_take(uid, open(p, open_flags(fi->flags)));
-		err = fd < 0 ? -fd : 0;
+		err = fd < 0 ? -fd : set_handle(fi, fd, uid);
 		fnode_as_self(sw);
 	}
-	if (err) {
+	if (err)
 		fuse_reply_err(req, err);
-		return;
-	}
-	fi->fh = (uint64_t)fd;
-	fi->keep_cache = 0;
-	fi->direct_io = 0;
-	if (fuse_reply_open(req, fi) != 0)
-		fdq_close(fd);
+	else if (fuse_reply_open(req, fi) != 0)
+		fslot_close(fi->fh);
 }
 
 /* Creates and opens name in dir. Returns the fd, or -errno. */
@@ -343,35 +360,36 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, struct fuse_file_info *fi)
 {
 	struct fnode *dir = fnode_of(parent), *n = NULL;
+	uid_t uid = fuse_req_ctx(req)->uid;
 	struct fuse_entry_param e;
 	int err = bad_name(name), fd = -1, sw = 0;
 
 	if (!err && !dir)
-		err = ENOENT;
+		err = fnode_err(parent);
 	if (!err)
-		err = -fdq_check(fuse_req_ctx(req)->uid);
+		err = -fdq_check(uid);
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
 		fd = create_at(dir, name, mode, fi->flags);
 		if (fd >= 0)
-			fd = fdq_take(fuse_req_ctx(req)->uid, fd);
+			fd = fdq_take(uid, fd);
 		if (fd < 0)
 			err = -fd;
 		else
 			n = fnode_lookup(dir, name, &e, &err);
 		fnode_as_self(sw);
 	}
+	if (n && (err = set_handle(fi, fd, uid)) != 0) {
+		fnode_unref(n, 1); /* set_handle closed fd */
+		n = NULL;
+		fd = -1;
+	}
 	if (!n) {
 		fdq_close(fd);
 		fuse_reply_err(req, err);
-		return;
-	}
-	fi->fh = (uint64_t)fd;
-	fi->keep_cache = 0;
-	fi->direct_io = 0;
-	if (fuse_reply_create(req, &e, fi) != 0) {
-		fdq_close(fd);
+	} else if (fuse_reply_create(req, &e, fi) != 0) {
+		fslot_close(fi->fh);
 		fnode_unref(n, 1);
 	}
 }
@@ -380,10 +398,15 @@ static void f_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	int fd = fd_of(fi);
 
 	(void)ino;
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = (int)fi->fh;
+	bv.buf[0].fd = fd;
 	bv.buf[0].pos = off;
 	fuse_reply_data(req, &bv, 0);
 }
@@ -391,10 +414,13 @@ static void f_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void f_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		    size_t size, off_t off, struct fuse_file_info *fi)
 {
-	ssize_t n = pwrite((int)fi->fh, buf, size, off);
+	int fd = fd_of(fi);
+	ssize_t n = fd < 0 ? -1 : pwrite(fd, buf, size, off);
 
 	(void)ino;
-	if (n < 0)
+	if (fd < 0)
+		fuse_reply_err(req, -fd);
+	else if (n < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_write(req, (size_t)n);
@@ -410,84 +436,57 @@ static void f_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void f_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fdq_close((int)fi->fh);
+	fslot_close(fi->fh);
 	fuse_reply_err(req, 0);
 }
 
 static void f_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		    struct fuse_file_info *fi)
 {
-	int fd = (int)fi->fh;
-	int rc = datasync ? fdatasync(fd) : fsync(fd);
+	int fd = fd_of(fi);
+	int rc = fd < 0 ? fd : datasync ? fdatasync(fd) : fsync(fd);
 
 	(void)ino;
-	fuse_reply_err(req, rc < 0 ? errno : 0);
+	fuse_reply_err(req, fd < 0 ? -fd : rc < 0 ? errno : 0);
 }
 
 static void f_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 			off_t length, struct fuse_file_info *fi)
 {
+	int fd = fd_of(fi);
+
 	(void)ino;
-	if (fallocate((int)fi->fh, mode, offset, length) < 0)
+	if (fd < 0)
+		fuse_reply_err(req, -fd);
+	else if (fallocate(fd, mode, offset, length) < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_err(req, 0);
 }
 
-static struct fdir *get_dir(const struct fuse_file_info *fi)
-{
-	return (struct fdir *)(uintptr_t)fi->fh;
-}
-
-/* Opens directory n for reading, its descriptor uid's (sessions/session/fdq.c).
- * Returns the stream, or NULL (errno). */
-static struct fdir *dir_open(const struct fnode *n, uid_t uid)
-{
-	struct fdir *d = calloc(1, sizeof(*d));
-	int fd;
-
-	if (!d)
-		return NULL;
-	fd = fdq_take(uid, fnode_openat(n->fd, ".",
-					O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
-	if (fd >= 0 && (d->dp = fdopendir(fd)))
-		return d;
-	fdq_close(fd);
-	free(d);
-	errno = fd < 0 ? -fd : ENOMEM;
-	return NULL;
-}
-
-/* Closes d, whose descriptor no longer counts. */
-static void dir_close(struct fdir *d)
-{
-	fdq_release(dirfd(d->dp));
-	closedir(d->dp);
-	free(d);
-}
-
 static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
-	struct fdir *d = NULL;
-	int err = n ? 0 : ENOENT, sw = 0;
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int err = n ? 0 : fnode_err(ino), sw = 0, fd;
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		d = dir_open(n, fuse_req_ctx(req)->uid);
-		err = d ? 0 : errno;
+		/* its descriptor is uid's (sessions/session/fdq.c) */
+		fd = fdq_take(uid,
+			      fnode_openat(n->fd, ".",
+					   O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					   0));
+		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
-	if (!d) {
+	if (err)
 		fuse_reply_err(req, err);
-		return;
-	}
-	fi->fh = (uintptr_t)d;
-	if (fuse_reply_open(req, fi) != 0)
-		dir_close(d);
+	else if (fuse_reply_open(req, fi) != 0)
+		fslot_close(fi->fh);
 }
 
 /*
@@ -508,8 +507,8 @@ static ino_t entry_ino(const struct fnode *dir, const struct dirent *de)
 }
 
 /* Fills buf with entries from d. Returns the length, or -errno. */
-static ssize_t fill_dir(fuse_req_t req, const struct fnode *dir, struct fdir *d,
-			char *buf, size_t size)
+static ssize_t fill_dir(fuse_req_t req, const struct fnode *dir,
+			struct fslot *d, char *buf, size_t size)
 {
 	size_t used = 0, len;
 	struct stat st;
@@ -537,13 +536,14 @@ static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
 	struct fnode *dir = fnode_of(ino);
-	struct fdir *d = get_dir(fi);
-	char *buf = malloc(size ? size : 1);
+	struct fslot *d = fslot_of(fi->fh);
+	char *buf = dir && d && d->dp ? malloc(size ? size : 1) : NULL;
 	ssize_t len;
 
-	if (!dir || !buf) {
-		fuse_reply_err(req, !dir ? ENOENT : ENOMEM);
-		free(buf);
+	if (!buf) {
+		fuse_reply_err(req, !dir	 ? fnode_err(ino) :
+				    !d || !d->dp ? ESTALE :
+						   ENOMEM);
 		return;
 	}
 	if (off != d->off) {
@@ -562,10 +562,8 @@ static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void f_releasedir(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_file_info *fi)
 {
-	struct fdir *d = get_dir(fi);
-
 	(void)ino;
-	dir_close(d);
+	fslot_close(fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -583,39 +581,6 @@ static void f_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* ---------------------------------------------------------------- setup */
-
-int files_init(const char *workspace)
-{
-	int fd = open(workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	uint64_t mnt = 0;
-	struct stat st;
-	int rc;
-
-	fnode_save_creds();
-	if (fd < 0)
-		return -errno;
-	if (fnode_root.fd >= 0) {
-		close(fd);
-		return -EALREADY;
-	}
-	rc = fnode_mount_of(fd, &mnt);
-	if (rc == 0 && fnode_is_sessionfs(mnt))
-		rc = -ELOOP;
-	if (rc == 0 && fstat(fd, &st) < 0)
-		rc = -errno;
-	if (rc == 0) {
-		fnode_root.dev = st.st_dev;
-		fnode_root.ino = st.st_ino;
-		fnode_root.type = S_IFDIR;
-		rc = fnode_hadd_root();
-	}
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
-	fnode_root.fd = fd;
-	return 0;
-}
 
 bool files_is(fuse_ino_t ino)
 {

@@ -24,6 +24,26 @@ enum {
 /* Opens the workspace root. Returns 0 or -errno (files/ then answers
  * ENOENT below its root). */
 int files_init(const char *workspace);
+
+/* An upgrade in place (fs/files_state.c). files_save writes files/ as
+ * one object of key UPK_FILES (fs/upgrade.h) into the root of w: the
+ * workspace root, every node the kernel knows and every open file and
+ * directory (with its listing's position), their descriptors with
+ * state_put_fd; it changes nothing. In the next program, after fdq_init
+ * and before the first request, files_restore(o) takes that object's
+ * body, in place of files_init (a root files_init opened is replaced):
+ * every inode and handle of files/ the kernel holds names the same file
+ * again, its descriptor counted as before (sessions/session/fdq.h). A
+ * node or open file whose descriptor is missing answers ESTALE until
+ * the kernel lets it go; without the root's descriptor (a state written
+ * after a crash) the configured workspace is opened again and all of
+ * them are stale. Each case is one line of the log. Returns 0, or -errno
+ * when no root could be had (files/ is then as after a failed
+ * files_init). */
+struct state_w;
+struct state_r;
+void files_save(struct state_w *w);
+int files_restore(const struct state_r *o);
 /* True for inodes that files_ops serves. */
 bool files_is(fuse_ino_t ino);
 

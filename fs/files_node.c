@@ -5,7 +5,7 @@
  * Every inode below files/ is a struct fnode: an O_PATH|O_NOFOLLOW
  * descriptor of the real file, its (st_dev, st_ino), so that one real
  * file is one FUSE inode (hard links included), and the kernel's lookup
- * count. Its inode number is tree_ino(id, FT_FILE) with id from
+ * count. Its inode number is fnode_ino_of(id) with id from
  * objs_add(OBJ_FILE); the workspace root is tree_ino(0, FT_FILES) and is
  * never freed. A node goes when the kernel forgets its last lookup.
  *
@@ -37,6 +37,7 @@
 #include "files.h"
 #include "files_node.h"
 #include "sessions/core/objs.h"
+#include "sessions/core/state.h"
 #include "tree.h"
 
 #define NGROUPS_KEPT 256 /* supplementary groups taken from a caller */
@@ -49,6 +50,12 @@
 #endif
 
 struct fnode fnode_root = { .fd = -1 };
+uint32_t fnode_gen;
+
+/* Nodes whose descriptor did not survive an upgrade, chained by next:
+ * not in the table, so that no lookup finds them, and kept until the
+ * kernel forgets them, so that their ids are not given to other files. */
+static struct fnode *lost;
 
 /* (dev, ino) -> node, chained; hcap is a power of two. */
 static struct fnode **htab;
@@ -119,11 +126,6 @@ static int hadd(struct fnode *n)
 	return 0;
 }
 
-int fnode_hadd_root(void)
-{
-	return hadd(&fnode_root);
-}
-
 static void hdel(struct fnode *n)
 {
 	struct fnode **p = &htab[hslot(n->dev, n->ino, hcap)];
@@ -136,24 +138,70 @@ static void hdel(struct fnode *n)
 	}
 }
 
-fuse_ino_t fnode_ino(const struct fnode *n)
+int fnode_root_set(int fd, const struct stat *st)
 {
-	return n->id ? tree_ino(n->id, FT_FILE) : tree_ino(0, FT_FILES);
+	if (fnode_root.fd >= 0) {
+		hdel(&fnode_root);
+		close(fnode_root.fd);
+		fnode_root.fd = -1;
+	}
+	fnode_root.dev = st->st_dev;
+	fnode_root.ino = st->st_ino;
+	fnode_root.type = S_IFDIR;
+	if (hadd(&fnode_root) < 0)
+		return -ENOMEM;
+	fnode_root.fd = fd;
+	return 0;
 }
 
-/* The node of ino, or NULL. */
-struct fnode *fnode_of(fuse_ino_t ino)
+/* The generation's bits of an inode number (56 - FNODE_ID_BITS). */
+static uint64_t gen_bits(void)
+{
+	return fnode_gen & ((UINT64_C(1) << (56 - FNODE_ID_BITS)) - 1);
+}
+
+fuse_ino_t fnode_ino_of(uint64_t id)
+{
+	return tree_ino(gen_bits() << FNODE_ID_BITS | id, FT_FILE);
+}
+
+fuse_ino_t fnode_ino(const struct fnode *n)
+{
+	return n->id ? fnode_ino_of(n->id) : tree_ino(0, FT_FILES);
+}
+
+/* The node of ino, lost or not, or NULL. */
+static struct fnode *node_any(fuse_ino_t ino)
 {
 	uint64_t id = ino >> 8;
 
 	switch ((ft_t)(ino & 0xff)) {
 	case FT_FILES:
 		return id == 0 && fnode_root.fd >= 0 ? &fnode_root : NULL;
-	case FT_FILE:
-		return objs_get(id, OBJ_FILE);
+	case FT_FILE: /* another generation's is stale */
+		return id >> FNODE_ID_BITS == gen_bits() ?
+			       objs_get(id & FNODE_ID_MAX, OBJ_FILE) :
+			       NULL;
 	default:
 		return NULL;
 	}
+}
+
+struct fnode *fnode_of(fuse_ino_t ino)
+{
+	struct fnode *n = node_any(ino);
+
+	return n && n->fd >= 0 ? n : NULL;
+}
+
+int fnode_err(fuse_ino_t ino)
+{
+	return (ino & 0xff) == FT_FILE ? ESTALE : ENOENT;
+}
+
+void fnode_forget(fuse_ino_t ino, uint64_t k)
+{
+	fnode_unref(node_any(ino), k);
 }
 
 /* A node for fd (taken over on success). Returns NULL on ENOMEM. */
@@ -172,7 +220,23 @@ static struct fnode *node_new(int fd, const struct stat *st)
 		return NULL;
 	}
 	n->id = objs_add(OBJ_FILE, n);
+	if (n->id > FNODE_ID_MAX) { /* not in 2^36 nodes of one daemon */
+		hdel(n);
+		objs_del(n->id);
+		free(n);
+		return NULL;
+	}
 	return n;
+}
+
+static void lost_del(struct fnode *n)
+{
+	struct fnode **p = &lost;
+
+	while (*p && *p != n)
+		p = &(*p)->next;
+	if (*p)
+		*p = n->next;
 }
 
 /* Drops k of the kernel's references; the last one frees the node. */
@@ -183,10 +247,92 @@ void fnode_unref(struct fnode *n, uint64_t k)
 	n->nlookup = k < n->nlookup ? n->nlookup - k : 0;
 	if (n->nlookup)
 		return;
-	hdel(n);
+	if (n->fd >= 0) {
+		hdel(n);
+		close(n->fd);
+	} else {
+		lost_del(n);
+	}
 	objs_del(n->id);
-	close(n->fd);
 	free(n);
+}
+
+/* -------------------------------------------------------------- upgrade */
+
+/* Field keys of a node's object; never reused. */
+enum { KN_ID = 1, KN_FD, KN_NLOOKUP };
+
+static void save_one(struct state_w *w, const struct fnode *n)
+{
+	state_open(w, FNODE_STATE_KEY);
+	state_put_u64(w, KN_ID, n->id);
+	state_put_fd(w, KN_FD, n->fd);
+	state_put_u64(w, KN_NLOOKUP, n->nlookup);
+	state_close(w);
+}
+
+void fnode_save(struct state_w *w)
+{
+	const struct fnode *n;
+
+	for (size_t i = 0; i < hcap; i++)
+		for (n = htab[i]; n; n = n->next)
+			if (n != &fnode_root)
+				save_one(w, n);
+	for (n = lost; n; n = n->next)
+		save_one(w, n);
+}
+
+/* Enters n (id set, fd -1 or its descriptor) into the table, or among
+ * the lost when it has no descriptor or another node has its file. */
+static void restore_at(struct fnode *n)
+{
+	struct stat st;
+
+	if (n->fd >= 0 &&
+	    (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ||
+	     fnode_find(st.st_dev, st.st_ino))) {
+		close(n->fd);
+		n->fd = -1;
+	}
+	if (n->fd >= 0) {
+		n->dev = st.st_dev;
+		n->ino = st.st_ino;
+		n->type = st.st_mode & S_IFMT;
+	}
+	if (n->fd < 0 || hadd(n) < 0) {
+		if (n->fd >= 0)
+			close(n->fd);
+		n->fd = -1;
+		n->next = lost;
+		lost = n;
+	}
+}
+
+int fnode_restore(const struct state_r *o)
+{
+	uint64_t id = state_get_u64(o, KN_ID, 0);
+	uint64_t nlookup = state_get_u64(o, KN_NLOOKUP, 0);
+	int fd = state_get_fd(o, KN_FD), rc = 0;
+	struct fnode *n = NULL;
+
+	/* an id its inode number can hold, that nothing has yet, and a
+	 * node the kernel still knows */
+	if (id == 0 || id > FNODE_ID_MAX || nlookup == 0 ||
+	    objs_kind(id) != OBJ_NONE)
+		rc = -EINVAL;
+	else if (!(n = calloc(1, sizeof(*n))))
+		rc = -ENOMEM;
+	if (rc < 0) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	*n = (struct fnode){ .fd = fd, .nlookup = nlookup };
+	restore_at(n);
+	objs_reuse(id);
+	n->id = objs_add(OBJ_FILE, n);
+	return n->fd >= 0;
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -314,6 +460,7 @@ void fnode_proc_path(char *buf, size_t len, int fd)
 void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e)
 {
 	*e = (struct fuse_entry_param){ .ino = fnode_ino(n),
+					.generation = fnode_gen,
 					.attr = *st,
 					.attr_timeout = FNODE_TTL,
 					.entry_timeout = FNODE_TTL };
@@ -369,13 +516,12 @@ void fnode_reply_entry(fuse_req_t req, struct fnode *n,
 
 /* ----------------------------------------------------------- attributes */
 
-static int set_size(const struct fnode *n, off_t size,
-		    const struct fuse_file_info *fi)
+static int set_size(const struct fnode *n, off_t size, int fd)
 {
 	char p[64];
 
-	if (fi && S_ISREG(n->type))
-		return ftruncate((int)fi->fh, size);
+	if (fd >= 0 && S_ISREG(n->type))
+		return ftruncate(fd, size);
 	fnode_proc_path(p, sizeof(p), n->fd);
 	return truncate(p, size);
 }
@@ -398,7 +544,7 @@ static int set_times(const struct fnode *n, const struct stat *a, int set)
 
 /* Applies a setattr to n. Returns 0 or -errno. */
 int fnode_set_attrs(const struct fnode *n, const struct stat *a, int set,
-		    const struct fuse_file_info *fi)
+		    int fd)
 {
 	uid_t uid = (set & FUSE_SET_ATTR_UID) ? a->st_uid : (uid_t)-1;
 	gid_t gid = (set & FUSE_SET_ATTR_GID) ? a->st_gid : (gid_t)-1;
@@ -411,7 +557,7 @@ int fnode_set_attrs(const struct fnode *n, const struct stat *a, int set,
 	    fchownat(n->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) <
 		    0)
 		return -errno;
-	if ((set & FUSE_SET_ATTR_SIZE) && set_size(n, a->st_size, fi) < 0)
+	if ((set & FUSE_SET_ATTR_SIZE) && set_size(n, a->st_size, fd) < 0)
 		return -errno;
 	if ((set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
 		    FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) &&

@@ -24,15 +24,46 @@ struct fnode {
 
 /* The workspace root (fd -1 until files_init). */
 extern struct fnode fnode_root;
+/* The generation of this program's entries and handles (never 0, below
+ * 2^32: the kernel keeps 32 bits): kept by an upgrade in place, a new
+ * one at any other start, so that the kernel never takes a node or a
+ * handle of a crashed program for one of the next (it marks an inode
+ * whose generation changed bad). */
+extern uint32_t fnode_gen;
 
 struct fnode *fnode_find(dev_t dev, ino_t ino);
-/* Enters the root (fd, dev, ino set) into the table. 0 or -ENOMEM. */
-int fnode_hadd_root(void);
+/* Makes fd (the workspace, st its stat; taken over on success) the
+ * root, in place of the root before if any. 0 or -ENOMEM. */
+int fnode_root_set(int fd, const struct stat *st);
 fuse_ino_t fnode_ino(const struct fnode *n);
-/* The node of ino, or NULL. */
+/* The inode number of the node of id below the root: the generation's
+ * low bits above the id's FNODE_ID_BITS, so that no inode a crashed
+ * program gave out names a node of the next one (whose ids may be the
+ * same), and an upgrade, which keeps the generation, keeps them all. */
+#define FNODE_ID_BITS 36
+#define FNODE_ID_MAX  ((UINT64_C(1) << FNODE_ID_BITS) - 1)
+fuse_ino_t fnode_ino_of(uint64_t id);
+/* The node of ino, or NULL: see fnode_err. */
 struct fnode *fnode_of(fuse_ino_t ino);
+/* The errno for an ino that has no node: ESTALE below the root (a node
+ * forgotten, or lost in an upgrade), ENOENT for a root that never
+ * opened. */
+int fnode_err(fuse_ino_t ino);
 /* Drops k of the kernel's references; the last one frees the node. */
 void fnode_unref(struct fnode *n, uint64_t k);
+/* The kernel forgets k lookups of ino (lost nodes included). */
+void fnode_forget(fuse_ino_t ino, uint64_t k);
+
+/* An upgrade in place: one object of key FNODE_STATE_KEY per node (id,
+ * descriptor, lookup count) but the root, into the object open in w. */
+#define FNODE_STATE_KEY 0x10
+struct state_w;
+struct state_r;
+void fnode_save(struct state_w *w);
+/* Makes the node saved in o again with its id; one whose descriptor is
+ * missing is lost (ESTALE until the kernel forgets it). Returns 1
+ * (live), 0 (lost) or -errno (refused). */
+int fnode_restore(const struct state_r *o);
 
 /* True if mount mnt is a sessionfs (from /proc/self/mountinfo). */
 bool fnode_is_sessionfs(uint64_t mnt);
@@ -61,8 +92,9 @@ struct fnode *fnode_lookup(struct fnode *dir, const char *name,
 /* Replies with n's entry, or err; a reply that fails undoes the lookup. */
 void fnode_reply_entry(fuse_req_t req, struct fnode *n,
 		       const struct fuse_entry_param *e, int err);
-/* Applies a setattr to n. Returns 0 or -errno. */
+/* Applies a setattr to n, a truncation through open file fd (-1: by
+ * name). Returns 0 or -errno. */
 int fnode_set_attrs(const struct fnode *n, const struct stat *a, int set,
-		    const struct fuse_file_info *fi);
+		    int fd);
 
 #endif

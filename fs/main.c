@@ -61,6 +61,7 @@ static void begin_shutdown(const char *why)
 	if (stopping)
 		return;
 	stopping = true;
+	sstate_checkpoints(false); /* what ends now is not to come back */
 	log_msg(LOG_INFO, "%s: ending every session", why);
 	sess_shutdown(shutdown_done, NULL);
 }
@@ -270,7 +271,7 @@ static int restore_sessions(const struct state_r *layer)
  * NULL): returns the exit status. */
 static int serve(const struct state_r *root)
 {
-	struct state_r layer, *lp = NULL;
+	struct state_r layer, files, *lp = NULL;
 	int rc = loop_init();
 
 	if (root && state_obj(root, UPK_LAYER, &layer))
@@ -281,8 +282,11 @@ static int serve(const struct state_r *root)
 		rc = watch_signals();
 	if (rc == 0)
 		rc = cpulat_init(CPULAT_DEVICE, conf.cpu_poll_ms);
+	if (rc == 0 && lp)
+		rc = sstate_restore_dirs(lp);
 	if (rc == 0)
-		rc = sess_init(lp);
+		rc = sess_init(lp != NULL);
+	sess_quiet_hook = sstate_checkpoint_quiet;
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
@@ -293,14 +297,17 @@ static int serve(const struct state_r *root)
 		rc = restore_sessions(lp);
 	else if (rc == 0)
 		rc = make_default_session();
-	sstate_checkpoints(keeper_fd() >= 0);
-	if (rc == 0 && files_init(conf.workspace) < 0)
+	if (rc == 0 && root && state_obj(root, UPK_FILES, &files))
+		files_restore(&files);
+	else if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
 	run_changed_hook = park_wake;
 	fsn_ops_init();
 	if (rc == 0 && root)
 		rc = upgrade_finish(se, root);
 	upgrade_done();
+	/* after upgrade_finish, which takes the keeper's socket over */
+	sstate_checkpoints(keeper_fd() >= 0);
 	loop_set_idle(park_idle);
 	fuse_w.fd = fuse_session_fd(se);
 	fuse_w.fn = on_fuse;

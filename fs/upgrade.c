@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "conf/conf.h"
 #include "fam.h"
+#include "files.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
 #include "sessions/session/sstate.h"
@@ -31,7 +33,7 @@
 #define CHECK_MS      5000 /* the new program's check of the state */
 
 enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
-       F_STARTED };
+       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR };
 
 static struct {
 	struct fuse_session *se;
@@ -156,8 +158,11 @@ static int save(struct state_w *w)
 	state_put_fd(w, F_KEEPER, keeper_fd());
 	state_put_u64(w, F_RECOVERIES, keeper_recoveries());
 	state_put_i64(w, F_STARTED, loop_started_ms());
+	state_put_str(w, F_WORKSPACE, conf.workspace);
+	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
+	files_save(w); /* UPK_FILES */
 	rc = state_w_bytes(w, &p, &len);
 	if (rc < 0)
 		return rc;
@@ -325,6 +330,25 @@ int upgrade_load(int fd, struct state_r *root)
 	}
 	up.resumed = true;
 	return 0;
+}
+
+/* A setting that cannot change without losing something (the sessions'
+ * spools, files/'s inodes) keeps the value it had, said in the log. */
+static void keep_setting(const struct state_r *fs, uint16_t key,
+			 const char *name, char **val)
+{
+	char *old = state_get_str(fs, key);
+
+	if (!old)
+		return;
+	if (*val && strcmp(old, *val) != 0)
+		log_msg(LOG_WARNING,
+			"upgrade: %s stays %s (the new setting, %s, would "
+			"lose the sessions' files; it takes effect at the next "
+			"start)",
+			name, old, *val);
+	free(*val);
+	*val = old;
 }
 
 int upgrade_fuse_fd(const struct state_r *root)
@@ -521,6 +545,7 @@ int upgrade_args(int *argc, char **argv, int *resume_fd)
 
 int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 {
+	struct state_r fs;
 	char dev[32];
 	int rc = upgrade_load(fd, root), fuse_fd;
 
@@ -530,6 +555,11 @@ int upgrade_attach(struct fuse_session *se, int fd, struct state_r *root)
 		return 1;
 	}
 	fuse_fd = upgrade_fuse_fd(root);
+	if (state_obj(root, UPK_FS, &fs)) {
+		keep_setting(&fs, F_WORKSPACE, "workspace", &conf.workspace);
+		keep_setting(&fs, F_RUNTIME_DIR, "runtime_dir",
+			     &conf.runtime_dir);
+	}
 	snprintf(dev, sizeof(dev), "/dev/fd/%d", fuse_fd);
 	if (fuse_fd < 0 || fuse_session_mount(se, dev) != 0) {
 		log_msg(LOG_ERR, "upgrade: no /dev/fuse handed over");
@@ -543,7 +573,9 @@ void upgrade_unmount(void)
 	pid_t pid;
 
 	if (geteuid() == 0) {
-		if (umount2(up.mnt, MNT_DETACH) < 0)
+		/* EINVAL: unmounted already (the end came from an unmount) */
+		if (umount2(up.mnt, MNT_DETACH) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
 			log_msg(LOG_WARNING, "unmount %s: %m", up.mnt);
 		return;
 	}

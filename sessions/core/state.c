@@ -266,11 +266,23 @@ int state_get_fd(const struct state_r *o, uint16_t key)
 	uint64_t v = state_get_u64(o, key, UINT64_MAX);
 	int fl;
 
-	if (v > INT32_MAX)
+	if (v > INT32_MAX || v <= 2) /* never a standard stream */
 		return -1;
 	fl = fcntl((int)v, F_GETFD);
 	if (fl < 0)
 		return -1;
 	fcntl((int)v, F_SETFD, fl | FD_CLOEXEC);
 	return (int)v;
+}
+
+static unsigned long generation;
+
+void state_touch(void)
+{
+	generation++;
+}
+
+unsigned long state_generation(void)
+{
+	return generation;
 }

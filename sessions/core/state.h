@@ -84,8 +84,13 @@ uint64_t state_get_u64(const struct state_r *o, uint16_t key, uint64_t dflt);
 int64_t state_get_i64(const struct state_r *o, uint16_t key, int64_t dflt);
 /* A malloc'd copy with a NUL, or NULL when absent (or on ENOMEM). */
 char *state_get_str(const struct state_r *o, uint16_t key);
-/* A descriptor handed over, close-on-exec again, or -1 when absent or
- * not open. */
+/* A descriptor handed over, close-on-exec again, or -1 when absent, not
+ * open or one of 0, 1, 2. */
 int state_get_fd(const struct state_r *o, uint16_t key);
+
+/* Something a checkpoint keeps changed (a run ended, a session or a
+ * variable came or went): the count of such changes. */
+void state_touch(void);
+unsigned long state_generation(void);
 
 #endif

@@ -32,7 +32,8 @@ void sb_add(struct strbuf *b, const void *s, size_t n)
 {
 	if (reserve(b, n) < 0)
 		return;
-	memcpy(b->p + b->len, s, n);
+	if (n) /* s may be NULL then (an empty buffer's p) */
+		memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
 }

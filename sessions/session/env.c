@@ -13,7 +13,8 @@
 #include "conf/conf.h"
 #include "sessions/core/dirtree.h"
 #include "sessions/session/env.h"
-#include "sessions/session/sstate.h"
+#include "sessions/session/statekeys.h"
+#include "sessions/core/state.h"
 #include "sessions/core/log.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
@@ -118,7 +119,7 @@ void env_settled(struct sess *s)
 
 void env_apply(struct sess *s, const struct shell_frame *f)
 {
-	sstate_touch();
+	state_touch();
 	struct envmap fresh;
 
 	envmap_init(&fresh, OBJ_NONE, NULL);
@@ -142,7 +143,7 @@ void env_apply(struct sess *s, const struct shell_frame *f)
 
 int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 {
-	sstate_touch();
+	state_touch();
 	int rc;
 
 	if (!name_env_valid(name)) {
@@ -162,7 +163,7 @@ int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 
 int sess_unsetenv(struct sess *s, const char *name)
 {
-	sstate_touch();
+	state_touch();
 	if (envmap_unset(&s->env, name) < 0)
 		return -ENOENT;
 	envmap_unset(&s->pend_set, name);
@@ -171,7 +172,7 @@ int sess_unsetenv(struct sess *s, const char *name)
 
 int sess_chdir(struct sess *s, const char *path)
 {
-	sstate_touch();
+	state_touch();
 	char *abs;
 
 	if (path[0] != '/') {

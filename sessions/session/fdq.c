@@ -143,6 +143,18 @@ int fdq_take(uid_t uid, int fd)
 	return fd;
 }
 
+void fdq_adopt(uid_t uid, int fd)
+{
+	struct use *u = NULL;
+
+	if (fd < 0 || fdq_init() < 0 || (unsigned long)fd >= cut ||
+	    owner[fd] != NOBODY || !(u = use_of(uid, true)))
+		return;
+	u->n++;
+	owner[fd] = uid;
+	held++;
+}
+
 int fdq_charge(uid_t uid, unsigned n, int top)
 {
 	int rc = fdq_init();

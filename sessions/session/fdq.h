@@ -20,6 +20,11 @@ int fdq_check(uid_t uid);
  * errno says why). Returns fd, now counted as hers, or -errno: her bound
  * (EMFILE) or the cut (ENFILE) close fd again. */
 int fdq_take(uid_t uid, int fd);
+/* An upgrade in place: fd, counted as uid's in the previous program, is
+ * hers again, whatever her bound or the cut are now (refusing it would
+ * lose a file the kernel holds open). One past the cut cannot be
+ * recorded and is not counted. */
+void fdq_adopt(uid_t uid, int fd);
 /* fd was just opened for the daemon's files/ nodes (nobody's own, kept
  * while the kernel remembers the inode): returns fd, or -errno (ENFILE
  * past the cut, which closes fd). */

@@ -25,7 +25,8 @@
 #include "sessions/session/shell.h"
 #include "sessions/session/fdq.h"
 #include "sessions/session/runstate.h"
-#include "sessions/session/sstate.h"
+#include "sessions/session/statekeys.h"
+#include "sessions/core/state.h"
 
 struct run *proc_by_name(struct sess *s, const char *name)
 {
@@ -34,7 +35,7 @@ struct run *proc_by_name(struct sess *s, const char *name)
 
 int proc_new(struct sess *s, const char *name, struct run **out)
 {
-	sstate_touch();
+	state_touch();
 	int rc = sess_child_name(s, "procs", name, proc_by_name(s, name));
 	char tag[32];
 	struct run *p;
@@ -172,7 +173,7 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 
 int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 {
-	sstate_touch();
+	state_touch();
 	int fds[6] = { -1, -1, -1, -1, -1, -1 }, rc;
 	bool refused = false;
 

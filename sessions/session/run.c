@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 #include "sessions/core/objs.h"
 #include "sessions/session/run.h"
 #include "sessions/session/sess.h"
@@ -176,7 +176,7 @@ uint64_t run_duration_ms(const struct run *r)
 
 void run_finish(struct run *r, int exit_code, int sig, enum run_end end)
 {
-	sstate_touch();
+	state_touch();
 	if (r->state == RUN_DONE)
 		return;
 	if (r->state == RUN_QUEUED)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "conf/conf.h"
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 #include "sessions/session/chores.h"
 #include "sessions/session/driver.h"
 #include "sessions/session/kill.h"
@@ -186,7 +186,7 @@ void runs_init(void)
 
 int sess_queue_run(struct sess *s, struct run *r, const char *text, size_t len)
 {
-	sstate_touch();
+	state_touch();
 	int rc;
 
 	if (r->has_cmd)
@@ -220,7 +220,7 @@ static void fail_queue(struct sess *s, struct run *r, int err)
 
 struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 {
-	sstate_touch();
+	state_touch();
 	struct run *r;
 	char no[24];
 
@@ -243,7 +243,7 @@ struct run *sess_submit(struct sess *s, const char *text, size_t len, int *err)
 
 int sess_new_run(struct sess *s, const char *name, struct run **out)
 {
-	sstate_touch();
+	state_touch();
 	int rc = sess_child_name(s, "runs", name, sess_run_by_name(s, name));
 
 	if (rc < 0)
@@ -254,7 +254,7 @@ int sess_new_run(struct sess *s, const char *name, struct run **out)
 
 int sess_remove_run(struct sess *s, struct run *r)
 {
-	sstate_touch();
+	state_touch();
 	if (r->state == RUN_RUNNING || (r->state == RUN_QUEUED && r->has_cmd))
 		return -EBUSY;
 	drop_run(s, r);

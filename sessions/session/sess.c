@@ -20,7 +20,7 @@
 #include "sessions/session/rtdir.h"
 #include "sessions/session/runs.h"
 #include "sessions/session/sess.h"
-#include "sessions/session/sstate.h"
+#include "sessions/core/state.h"
 #include "sessions/session/table.h"
 #include "sessions/session/tmpl.h"
 
@@ -70,16 +70,18 @@ static void after_exits(void)
 	}
 }
 
-int sess_init(const struct state_r *restoring)
+bool (*sess_quiet_hook)(void);
+
+int sess_init(bool restoring)
 {
-	int rc = restoring ? sstate_restore_dirs(restoring) : rtdir_init();
+	int rc = restoring ? 0 : rtdir_init();
 
 	if (rc < 0) {
 		log_msg(LOG_ERR, "runtime directory under %s: %s",
 			conf.runtime_dir, strerror(-rc));
 		return rc;
 	}
-	/* restoring: sstate_restore takes both over */
+	/* restoring: sstate_restore_dirs took both over */
 	if (!restoring && contain_setup())
 		contain_watchdog();
 	runs_init();
@@ -214,7 +216,7 @@ static bool sess_quiet(void)
 			return true;
 		}
 	}
-	return chores_quiet() || sstate_checkpoint_quiet();
+	return chores_quiet() || (sess_quiet_hook && sess_quiet_hook());
 }
 
 void sess_make_ahead(const struct sess *made)
@@ -249,7 +251,7 @@ static struct sess *take_ahead(uid_t uid, gid_t gid)
 
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 {
-	sstate_touch();
+	state_touch();
 	struct sess *s;
 	int rc;
 
@@ -279,7 +281,7 @@ int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 /* Frees s once its processes are gone. */
 static void finalize(struct sess *s)
 {
-	sstate_touch();
+	state_touch();
 	void (*cb)(void *) = s->gone_cb;
 	void *arg = s->gone_arg;
 	char dname[32];
@@ -401,7 +403,7 @@ void sess_shutdown(void (*cb)(void *), void *arg)
 
 void sess_set_timeout(struct sess *s, uint64_t ms)
 {
-	sstate_touch();
+	state_touch();
 	s->timeout_ms = ms;
 }
 

@@ -92,10 +92,12 @@ struct sess {
 };
 
 /* Starts the session layer: runtime directory, containment, timers;
- * restoring (the layer's state of an upgrade), the first two are taken
- * over (sstate.h). */
-struct state_r;
-int sess_init(const struct state_r *restoring);
+ * restoring (an upgrade, a recovery), the first two were taken over by
+ * sstate_restore_dirs (sstate.h). */
+int sess_init(bool restoring);
+/* Called at the loop's quiet time after the layer's own chores (set by
+ * fs/: the checkpoint): true when it did something. */
+extern bool (*sess_quiet_hook)(void);
 /* Removes this instance's runtime directory and cgroup (after
  * sess_shutdown has ended every session). */
 void sess_fini(void);

@@ -380,7 +380,7 @@ int sstate_restore(const struct state_r *layer)
 	return 0;
 }
 
-static unsigned long gen, saved_gen;
+static unsigned long saved_gen;
 static bool checkpointing;
 static int64_t next_at;
 static struct loop_timer ckpt_timer;
@@ -389,11 +389,6 @@ static void on_ckpt_timer(struct loop_timer *t)
 {
 	(void)t;
 	sstate_checkpoint_quiet();
-}
-
-void sstate_touch(void)
-{
-	gen++;
 }
 
 void sstate_checkpoints(bool on)
@@ -408,7 +403,7 @@ bool sstate_checkpoint_quiet(void)
 	size_t len;
 	int rc;
 
-	if (!checkpointing || gen == saved_gen)
+	if (!checkpointing || state_generation() == saved_gen)
 		return false;
 	if (loop_now_ms() < next_at) { /* soon, even if nothing wakes us */
 		if (!ckpt_timer.armed)
@@ -416,7 +411,7 @@ bool sstate_checkpoint_quiet(void)
 				       NULL);
 		return false;
 	}
-	saved_gen = gen;
+	saved_gen = state_generation();
 	next_at = loop_now_ms() + SSTATE_CKPT_MS;
 	state_w_init(&w);
 	w.no_fds = true;

@@ -14,19 +14,7 @@
 #include <stdbool.h>
 #include "sessions/core/state.h"
 
-/* Object keys of the session layer (parts use SESS_PART_KEY_MIN on). */
-enum {
-	SSTATE_LAYER = 1, /* the layer: globals, then its sessions */
-	SSTATE_SESS,
-	SSTATE_RUN,
-	SSTATE_PROC,
-	SSTATE_ENV,
-	SSTATE_PEND_SET,
-	SSTATE_PEND_UNSET,
-	SSTATE_VAR,
-	SSTATE_ERRS,
-	SSTATE_ROOTENV,
-};
+#include "sessions/session/statekeys.h"
 
 /* Why the layer cannot be saved now (a session being deleted or killed,
  * a killall): 0, or -EBUSY. */
@@ -45,8 +33,7 @@ int sstate_restore(const struct state_r *layer);
  * "checkpoint", written at a quiet moment after a change, at most every
  * SSTATE_CKPT_MS. */
 #define SSTATE_CKPT_MS 100
-/* Something a checkpoint keeps changed. */
-void sstate_touch(void);
+/* (what a checkpoint keeps calls state_touch when it changes) */
 void sstate_checkpoints(bool on);
 /* The loop's quiet time: true when it wrote one. */
 bool sstate_checkpoint_quiet(void);

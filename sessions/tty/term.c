@@ -21,66 +21,11 @@
 #include <vterm.h>
 #include "sessions/core/strbuf.h"
 #include "sessions/tty/term.h"
+#include "sessions/tty/termint.h"
 #include "sessions/tty/vtskip.h"
 #include "sessions/tty/vtsize.h"
 
-/* what is held at most (some 60 ms of libvterm); past it, held text is
- * fed as more comes */
-#define HOLD_MAX (1u << 20)
-/* what feeding all that is held may move at most, lines times area
- * (some 5 ns a cell: 80 ms); a larger screen holds nothing */
-#define HOLD_CELLS (1u << 24)
-/* the most of held text fed at once, as much as one read of the PTY */
-#define PIECE_MAX 4096u
-
-struct term {
-	VTerm *vt;
-	VTermScreen *scr;
-	int cols, rows;
-	term_out_fn *out;
-	void *arg;
-	char *title;
-	bool altscreen, hidden;
-	char **sb; /* ring of sb_max lines: sb_n of them from sb_first */
-	size_t sb_max, sb_first, sb_n;
-	char *line;	  /* one row's text, room for cols cells */
-	uint64_t version; /* of the screen, unique among terminals */
-	struct vtskip scan;
-	bool skip;  /* plain text may be held */
-	char *held; /* plain text not fed yet: held_len from held_off */
-	size_t held_off, held_len, held_cap;
-	size_t held_nl;	 /* its newlines */
-	size_t held_run; /* its last bytes after a control (\r, \n, \t) */
-	size_t next_cut; /* the newlines before the next look for a cut */
-	uint64_t skipped;
-};
-
 static uint64_t versions; /* the latest version of any screen */
-
-/* Appends code point c as UTF-8. */
-static size_t put_utf8(char *p, uint32_t c)
-{
-	if (c < 0x80) {
-		p[0] = (char)c;
-		return 1;
-	}
-	if (c < 0x800) {
-		p[0] = (char)(0xc0 | c >> 6);
-		p[1] = (char)(0x80 | (c & 0x3f));
-		return 2;
-	}
-	if (c < 0x10000) {
-		p[0] = (char)(0xe0 | c >> 12);
-		p[1] = (char)(0x80 | (c >> 6 & 0x3f));
-		p[2] = (char)(0x80 | (c & 0x3f));
-		return 3;
-	}
-	p[0] = (char)(0xf0 | c >> 18);
-	p[1] = (char)(0x80 | (c >> 12 & 0x3f));
-	p[2] = (char)(0x80 | (c >> 6 & 0x3f));
-	p[3] = (char)(0x80 | (c & 0x3f));
-	return 4;
-}
 
 static size_t trim(const char *p, size_t n)
 {
@@ -89,11 +34,21 @@ static size_t trim(const char *p, size_t n)
 	return n;
 }
 
+void term_sb_push(struct term *t, char *line)
+{
+	if (t->sb_n == t->sb_max) {
+		free(t->sb[t->sb_first]);
+		t->sb_first = (t->sb_first + 1) % t->sb_max;
+		t->sb_n--;
+	}
+	t->sb[(t->sb_first + t->sb_n++) % t->sb_max] = line;
+}
+
 /* A line that scrolled off the top: its text goes into the ring. */
 static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
 {
 	struct term *t = user;
-	size_t n = 0, slot;
+	size_t n = 0;
 	char *buf, *copy;
 
 	if (t->sb_max == 0)
@@ -110,7 +65,7 @@ static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
 		     i < VTERM_MAX_CHARS_PER_CELL && cell->chars[i] &&
 		     cell->chars[i] != (uint32_t)-1;
 		     i++)
-			n += put_utf8(buf + n, cell->chars[i]);
+			n += term_put_utf8(buf + n, cell->chars[i]);
 		if (cell->width == 2)
 			c++; /* the wide character's second half */
 	}
@@ -118,13 +73,7 @@ static int sb_pushline(int cols, const VTermScreenCell *cells, void *user)
 	copy = realloc(buf, n + 1);
 	copy = copy ? copy : buf;
 	copy[n] = '\0';
-	if (t->sb_n == t->sb_max) {
-		free(t->sb[t->sb_first]);
-		t->sb_first = (t->sb_first + 1) % t->sb_max;
-		t->sb_n--;
-	}
-	slot = (t->sb_first + t->sb_n++) % t->sb_max;
-	t->sb[slot] = copy;
+	term_sb_push(t, copy);
 	return 1;
 }
 
@@ -148,6 +97,10 @@ static int settermprop(VTermProp prop, VTermValue *val, void *user)
 		}
 	} else if (prop == VTERM_PROP_ALTSCREEN) {
 		t->altscreen = val->boolean;
+		if (!t->altscreen) { /* the main screen is shown again */
+			free(t->main.p);
+			t->main = (struct strbuf){ 0 };
+		}
 	} else if (prop == VTERM_PROP_CURSORVISIBLE) {
 		t->hidden = !val->boolean;
 	}
@@ -163,7 +116,10 @@ static void on_output(const char *s, size_t len, void *user)
 {
 	struct term *t = user;
 
-	t->out(t->arg, s, len);
+	if (t->capture)
+		sb_add(t->capture, s, len);
+	else
+		t->out(t->arg, s, len);
 }
 
 struct term *term_new(int cols, int rows, size_t sb_max, term_out_fn *out,
@@ -208,6 +164,7 @@ void term_free(struct term *t)
 	free(t->title);
 	free(t->line);
 	free(t->held);
+	free(t->main.p);
 	free(t);
 }
 
@@ -400,6 +357,9 @@ size_t term_take(struct term *t, const char *buf, size_t len)
 			i += n;
 			continue;
 		}
+		if (!t->altscreen &&
+		    vtskip_alt_next(&t->scan, (unsigned char)buf[i]))
+			term_keep_main(t); /* vtskip_scan stopped before */
 		n = vtskip_scan(&t->scan, buf + i, len - i,
 				n == 0 && may_hold(t));
 		write_after_held(t, buf + i, n);
@@ -496,7 +456,7 @@ static bool plain_char(struct term *t, const struct keys_item *it)
 		return false;
 	if ((it->mod & VTERM_MOD_SHIFT) && c >= 'a' && c <= 'z')
 		c -= 'a' - 'A';
-	n = put_utf8(b + 1, c);
+	n = term_put_utf8(b + 1, c);
 	if (it->mod & VTERM_MOD_ALT)
 		t->out(t->arg, b, n + 1);
 	else

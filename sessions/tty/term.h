@@ -86,4 +86,15 @@ void term_cursor(struct term *t, int *row, int *col, bool *visible);
 const char *term_title(const struct term *t);
 bool term_altscreen(const struct term *t);
 
+/* An upgrade in place (termstate.c). term_save writes t's screen, its
+ * scrolled-off lines and title into the object open in w (what t holds
+ * is fed first, as any read of the screen does; nothing is sent to the
+ * program); term_restore makes a screen of cols x rows again from o
+ * (what is missing or malformed: blank), as term_new. */
+struct state_w;
+struct state_r;
+void term_save(struct term *t, struct state_w *w);
+struct term *term_restore(const struct state_r *o, int cols, int rows,
+			  size_t sb_max, term_out_fn *out, void *arg);
+
 #endif

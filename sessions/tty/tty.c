@@ -22,6 +22,7 @@
 #include "sessions/session/chores.h"
 #include "conf/conf.h"
 #include "sessions/core/log.h"
+#include "sessions/core/state.h"
 #include "sessions/session/output.h"
 #include "sessions/session/sess.h"
 #include "sessions/tty/tty.h"
@@ -110,6 +111,7 @@ static void printed(struct tty *t, const char *buf, size_t n)
 	output_keep(t->out, buf, n);
 	cast_output(&t->cast, at, (size_t)(t->out->out.size - at));
 	t->last_out_ms = loop_now_ms();
+	state_touch(); /* a crash's restart keeps the screen's last text */
 }
 
 static int64_t now_us(void)
@@ -401,6 +403,7 @@ int tty_start(struct tty *t)
 	}
 	t->state = TTY_RUNNING;
 	t->last_out_ms = loop_now_ms();
+	state_touch();
 	log_msg(LOG_INFO, "session %s: tty started, pid %ld, %dx%d", t->s->name,
 		(long)t->pid, t->cols, t->rows);
 	changed(t);
@@ -425,6 +428,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 					      WEXITSTATUS(wstatus);
 	t->sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
 	run_finish(t->out, t->exit_code, t->sig, END_EXITED);
+	state_touch();
 	log_msg(LOG_INFO, "session %s: tty ended (exit %d)", t->s->name,
 		t->exit_code);
 	if (t->restart && !t->s->dying) {
@@ -489,6 +493,7 @@ void tty_resize(struct tty *t, int cols, int rows)
 
 	t->cols = cols;
 	t->rows = rows;
+	state_touch();
 	if (t->term)
 		term_resize(t->term, cols, rows);
 	if (t->state != TTY_RUNNING)
@@ -564,6 +569,31 @@ char *tty_status(const struct tty *t, size_t *len)
 		r ? (unsigned long long)r->out.size : 0ULL,
 		r && r->out.truncated, spool_cut_name(r ? r->out.cut : 0));
 	return sb_take(&b, len);
+}
+
+int tty_resume(struct tty *t, const struct state_r *screen, int64_t grace_at,
+	       int64_t wake_at)
+{
+	if (t->state == TTY_NONE)
+		return 0;
+	t->term = term_restore(screen, t->cols, t->rows,
+			       conf.tty_scrollback_lines, to_pty, t);
+	if (!t->term)
+		return -ENOMEM;
+	t->master.fn = on_master;
+	t->master.arg = t;
+	if (t->pid)
+		reap_add(&t->reap, t->pid, reaped, t);
+	/* on_retry watches the master once a process has the slave open */
+	if (t->master.fd >= 0)
+		loop_timer_add(&t->retry, loop_now_ms(), on_retry, t);
+	if (t->pend.len > 0)
+		loop_timer_add(&t->more, loop_now_ms(), on_more, t);
+	if (grace_at && t->state == TTY_RUNNING)
+		loop_timer_add(&t->grace, grace_at, on_grace, t);
+	if (wake_at)
+		loop_timer_add(&t->wake, wake_at, on_wake, t);
+	return 0;
 }
 
 void tty_hangup(struct tty *t)

@@ -100,4 +100,18 @@ void tty_free(struct sess *s);
 /* What its session asks of a terminal (part.h). */
 extern const struct sess_part_ops tty_part_ops;
 
+/* An upgrade in place (ttystate.c). tty_save writes t as one object of
+ * the terminal's kind (key TTY_PART_KEY), its PTY master and files as
+ * descriptors; tty_part_kind is the kind whose restore makes it again
+ * (the fs layer registers it before restoring). tty_resume, for that
+ * restore, once t's fields are set: makes its screen from screen (what
+ * term_save wrote), watches its master, claims its shell's exit, arms
+ * its kill's escalation and its waiters' wake again (0: none). Returns
+ * 0 or -ENOMEM. */
+#define TTY_PART_KEY 0x100
+void tty_save(struct tty *t, struct state_w *w);
+const struct sess_part_kind *tty_part_kind(void);
+int tty_resume(struct tty *t, const struct state_r *screen, int64_t grace_at,
+	       int64_t wake_at);
+
 #endif

@@ -1,6 +1,6 @@
 /*
  * ttypart.c - a session's terminal as one of its parts (part.h): what
- * the session's deletion, killall and end ask of it.
+ * the session's deletion, killall, end and an upgrade ask of it.
  */
 #include <signal.h>
 #include "sessions/session/part.h"
@@ -33,6 +33,11 @@ static bool alive(const struct sess_part *p)
 	return tty_alive(tty_in(p));
 }
 
+static void save(struct sess_part *p, struct state_w *w)
+{
+	tty_save(tty_in(p), w);
+}
+
 static void free_part(struct sess_part *p)
 {
 	tty_free(tty_in(p)->s);
@@ -45,4 +50,5 @@ const struct sess_part_ops tty_part_ops = {
 	.alive = alive,
 	.busy = alive, /* killall waits for its shell to be reaped */
 	.free = free_part,
+	.save = save,
 };

@@ -428,13 +428,21 @@ static size_t ground_end(const char *p, size_t i, size_t n)
 	return e3 ? (size_t)(e3 - p) : end;
 }
 
+bool vtskip_alt_next(const struct vtskip *s, unsigned char c)
+{
+	return c == 'h' && s->state == VTSKIP_CSI_ARGS && s->qmark && !s->big &&
+	       (s->arg[0] == 47 || s->arg[0] == 1047 || s->arg[0] == 1049 ||
+		s->arg[1] == 47 || s->arg[1] == 1047 || s->arg[1] == 1049);
+}
+
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop)
 {
 	size_t i = 0;
 
 	while (i < n) {
 		if (vtskip_unsafe(s, (unsigned char)p[i]) ||
-		    vtwide_bad_at(s, p, i, n))
+		    vtwide_bad_at(s, p, i, n) ||
+		    (i > 0 && vtskip_alt_next(s, (unsigned char)p[i])))
 			return i;
 		/* in the ground state only ESC changes the state */
 		if (s->state == VTSKIP_GROUND && !s->c2 && !s->e3 &&

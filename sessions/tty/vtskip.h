@@ -114,10 +114,15 @@ size_t vtskip_replace(const struct vtskip *s, const char *p, size_t n,
 /* The plain text p (n bytes) went to libvterm without vtskip_scan (it
  * was held): what a REP would repeat, how wide its last character is. */
 void vtskip_text(struct vtskip *s, const char *p, size_t n);
+/* Whether c is the final byte of a switch to the alternate screen (CSI
+ * ? 47 h, ? 1047 h or ? 1049 h, in its first two arguments): the screen
+ * keeps the main one's drawing before (termstate.c). */
+bool vtskip_alt_next(const struct vtskip *s, unsigned char c);
 /* Takes the bytes of p, in order, and returns how many: all n, or (when
  * stop) the first byte and those after it up to the first that
  * vtskip_plain would take; never an unsafe byte, nor the start of what
- * vtskip_replace replaces (it stops before). */
+ * vtskip_replace replaces, nor but as its first byte the end of a switch
+ * to the alternate screen (it stops before). */
 size_t vtskip_scan(struct vtskip *s, const char *p, size_t n, bool stop);
 /*
  * Where the plain text p (n bytes, written in the ground state with no

@@ -170,6 +170,7 @@ if [ ! -x "$feed" ] && wants tty_feed; then
 	# shellcheck disable=SC2086 # CC may hold options
 	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE \
 		-I"$top" -o "$feed" "$here/tty_feed.c" "$top/sessions/tty/term.c" \
+		"$top/sessions/tty/termdraw.c" \
 		"$top/sessions/tty/vtskip.c" "$top/sessions/tty/vtsize.c" \
 		"$top/sessions/tty/vtwide.c" "$top/sessions/core/strbuf.c" -lvterm ||
 		exit 1

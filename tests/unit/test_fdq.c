@@ -2,7 +2,8 @@
  * user (EMFILE for her alone, none for root), the cut (ENFILE for every
  * user's descriptor, while the daemon's own opens still have the
  * reserve), what closes give back, the charges of processes (checked
- * with her open files, given back once), and the defaults worked out
+ * with her open files, given back once), what an upgrade hands over,
+ * and the defaults worked out
  * from the limit. Check forks each test, so each starts with a fresh module. */
 #include <errno.h>
 #include <sys/resource.h>
@@ -125,6 +126,33 @@ START_TEST(charged_with_her_files)
 }
 END_TEST
 
+/* An upgrade's descriptors are hers again even past her bound now (her
+ * processes' charges came back first), once each, and closes give them
+ * back; one past the cut is not recorded. */
+START_TEST(adopted_after_an_upgrade)
+{
+	int a = null_fd(), b = null_fd(), t = null_fd(), high;
+
+	start(16, 2);
+	ck_assert_int_eq(fdq_charge(SHE, 2, -1), 0);
+	fdq_adopt(SHE, a);
+	fdq_adopt(SHE, b);
+	fdq_adopt(SHE, b); /* counted once */
+	ck_assert_uint_eq(fdq_held(), 4);
+	ck_assert_int_eq(fdq_check(SHE), -EMFILE);
+	fdq_close(a);
+	fdq_close(b);
+	ck_assert_uint_eq(fdq_held(), 2);
+	high = fcntl(t, F_DUPFD_CLOEXEC, 50); /* past the cut, 48 */
+	close(t);
+	ck_assert_int_ge(high, 48);
+	fdq_adopt(SHE, high);
+	ck_assert_uint_eq(fdq_held(), 2);
+	fdq_adopt(SHE, -1);
+	ck_assert_uint_eq(fdq_held(), 2);
+}
+END_TEST
+
 START_TEST(defaults_from_the_limit)
 {
 	start(256, 0); /* the reserve is at most half the limit */
@@ -144,6 +172,7 @@ int main(void)
 	tcase_add_test(tc, released_without_close);
 	tcase_add_test(tc, cut_keeps_the_reserve);
 	tcase_add_test(tc, charged_with_her_files);
+	tcase_add_test(tc, adopted_after_an_upgrade);
 	tcase_add_test(tc, defaults_from_the_limit);
 	suite_add_tcase(s, tc);
 	return unit_run(s);

@@ -7,6 +7,8 @@
  */
 #include <sys/mount.h>
 #include "fs/files_node.c"
+#include "fs/files_fh.c"
+#include "fs/files_state.c"
 #include "fs/files.c"
 #include "fs/fam_root.h"
 #include "fs/fam_session.h"
@@ -70,6 +72,18 @@ static void teardown(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
+/* Opens directory n as f_opendir does: its handle. */
+static uint64_t dir_open(const struct fnode *n)
+{
+	int fd = fdq_take(0, fnode_openat(n->fd, ".",
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+	uint64_t fh = 0;
+
+	ck_assert_int_eq(fslot_opendir(fd, 0, &fh), 0);
+	ck_assert_ptr_nonnull(fslot_of(fh));
+	return fh;
+}
+
 /* Looks name up in the root; asserts success. */
 static struct fnode *look(const char *name, struct fuse_entry_param *e)
 {
@@ -104,7 +118,7 @@ START_TEST(inodes)
 	ck_assert_ptr_eq(fnode_of(tree_ino(0, FT_FILES)), &fnode_root);
 	ck_assert_ptr_null(fnode_of(tree_ino(1, FT_FILES)));
 	ck_assert_ptr_null(fnode_of(tree_ino(0, FT_ROOT)));
-	ck_assert_ptr_null(fnode_of(tree_ino(12345, FT_FILE)));
+	ck_assert_ptr_null(fnode_of(fnode_ino_of(12345)));
 	ck_assert_uint_eq(fnode_ino(&fnode_root), tree_ino(0, FT_FILES));
 	ck_assert_int_eq(files_init(ws), -EALREADY);
 }
@@ -122,7 +136,7 @@ START_TEST(lookup_and_forget)
 	at(ws, "b", b, sizeof(b));
 	ck_assert_int_eq(link(a, b), 0);
 	n = look("a", &e);
-	ck_assert_uint_eq(e.ino, tree_ino(n->id, FT_FILE));
+	ck_assert_uint_eq(e.ino, fnode_ino_of(n->id));
 	ck_assert_uint_eq(e.attr.st_ino, e.ino);
 	ck_assert(S_ISREG(e.attr.st_mode));
 	ck_assert_ptr_eq(fnode_of(e.ino), n);
@@ -282,7 +296,7 @@ START_TEST(mount_point_not_entered)
 	struct fnode *dir, *n;
 	bool listed = false;
 	struct dirent *de;
-	struct fdir *fd;
+	uint64_t fd;
 	int err = 0;
 
 	at(ws, "mp", p, sizeof(p));
@@ -302,11 +316,10 @@ START_TEST(mount_point_not_entered)
 			 -EEXIST);
 	ck_assert_int_eq(unlinkat(fnode_root.fd, "mp", AT_REMOVEDIR), -1);
 	ck_assert_int_eq(errno, EBUSY);
-	fd = dir_open(&fnode_root, 0);
-	ck_assert_ptr_nonnull(fd);
-	while ((de = readdir(fd->dp)))
+	fd = dir_open(&fnode_root);
+	while ((de = readdir(fslot_of(fd)->dp)))
 		listed = listed || !strcmp(de->d_name, "mp");
-	dir_close(fd);
+	fslot_close(fd);
 	ck_assert(listed);
 	/* a node made before the mount stays the directory under it */
 	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
@@ -314,9 +327,8 @@ START_TEST(mount_point_not_entered)
 	ck_assert_int_eq(mount(outside, p, NULL, MS_BIND, NULL), 0);
 	ck_assert_ptr_null(fnode_lookup(dir, "inside", &e, &err));
 	ck_assert_int_eq(err, ENOENT);
-	fd = dir_open(dir, 0);
-	ck_assert_ptr_nonnull(fd);
-	dir_close(fd);
+	fd = dir_open(dir);
+	fslot_close(fd);
 	ck_assert_int_eq(umount2(p, MNT_DETACH), 0);
 }
 END_TEST

@@ -146,7 +146,7 @@ static void setup(void)
 	/* the fake shell ignores the driver module, but it must exist */
 	shell_set_driver(SFS_TEST_DRIVER);
 	ck_assert_int_eq(loop_init(), 0);
-	ck_assert_int_eq(sess_init(NULL), 0);
+	ck_assert_int_eq(sess_init(false), 0);
 	ck_assert_int_eq(sess_create("m", getuid(), getgid(), &S), 0);
 }
 
