@@ -17,7 +17,10 @@
 # terminal's emulator alone: 100 MiB of cat's output fed as the daemon
 # feeds it, against every byte through libvterm and a memcpy) and hostile
 # (a read of health while another user of an allow_other mount attacks
-# it: stops, descriptors, context floods, against the quiet mount).
+# it: stops, descriptors, context floods, against the quiet mount) and
+# crash (kill -9 of the server to the first answered request, with 1 and
+# 100 sessions, against the same request without a crash and a fresh
+# mount's first answer; on mounts of its own).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -36,7 +39,7 @@
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
-# TTY_FEED_MIB, HOSTILE_S change the sizes.
+# TTY_FEED_MIB, HOSTILE_S, CRASH_N and CRASH_SESSIONS change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -48,7 +51,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty tty_feed hostile"
+all+=" stream_latency peers contexts tty tty_feed hostile crash"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -226,6 +229,7 @@ if wants hostile; then
 	bench hostile 600 "$ctxpy" -Bu "$here/hostile.py" "$mnt" "$pid" "$daemon"
 	rm -rf "$work/lf" "$work/pll"
 fi
+bench crash 300 python3 -Bu "$here/crash.py" "$mnt" "$pid" "$daemon"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
