@@ -2,7 +2,8 @@
 # t74_crash: a crash of the server (kill -9) is recovered by its keeper
 # (sessionfs(7), "Upgrades and crashes"). A crash loop on a mount of its
 # own first: 5 crashes are each recovered, the 6th makes the mount answer
-# EIO at once (never a hang), and an unmount ends the keeper. Then
+# EIO at once (never a hang), and an unmount ends the keeper (again, and
+# SIGTERM then unmounts, exit 0, rather than leave a dead mount). Then
 # SFS_CRASH_N sessions (default 30) with histories, env/ at both levels,
 # a timeout, a named run, a finished proc (exit 7) and a running one, a
 # run running at the crash with a blocked reader of its exit and of its
@@ -127,31 +128,48 @@ ended_ms() {
 
 # ---------------------------------------------------------------- a crash loop
 
-sfs_start_mount "crash loop" || exit 1
-ok=1
-for k in 1 2 3 4 5; do
-	crash "crash loop, crash $k" || { ok=0; break; }
-done
-if [ "$ok" = 1 ]; then
-	assert_eq 5 "$(health_val recoveries)" "crash loop: health says recoveries 5"
+# crash_loop LABEL: on a mount of its own, 5 crashes are each recovered;
+# the 6th makes the mount answer EIO at once; false if it did not mount
+crash_loop() {
+	local k t0 rc el
+	sfs_start_mount "$1" || return 1
+	for k in 1 2 3 4 5; do
+		crash "$1, crash $k" || return 0
+	done
+	assert_eq 5 "$(health_val recoveries)" "$1: health says recoveries 5"
 	kill -KILL "$SFS_SERVER"
 	sfs_wait_gone "$SFS_SERVER" 5
 	t0=$(now_ms)
 	timeout 10 cat "$MNT/health" >/dev/null 2>"$SFS_TMP/eio.err"
 	rc=$?
 	el=$(($(now_ms) - t0))
-	assert_true "crash loop: the 6th crash: the mount answers EIO" \
+	assert_true "$1: the 6th crash: the mount answers EIO" \
 		"status $rc: $(head -c 200 "$SFS_TMP/eio.err")" grep -q 'Input/output error' "$SFS_TMP/eio.err"
-	assert_lt "$el" 5000 "crash loop: EIO comes at once (${el} ms)" " ms"
+	assert_lt "$el" 5000 "$1: EIO comes at once (${el} ms)" " ms"
 	timeout 10 ls "$MNT/sessions" >/dev/null 2>"$SFS_TMP/eio.err"
-	assert_true "crash loop: ls gives EIO too" "$(head -c 200 "$SFS_TMP/eio.err")" \
+	assert_true "$1: ls gives EIO too" "$(head -c 200 "$SFS_TMP/eio.err")" \
 		grep -q 'Input/output error' "$SFS_TMP/eio.err"
-	assert_true "crash loop: the keeper still runs" "it is gone" sfs_alive "$SFS_PID"
+	assert_true "$1: the keeper still runs" "it is gone" sfs_alive "$SFS_PID"
+	SFS_SERVER=
+}
+
+if crash_loop "crash loop"; then
+	sfs_umount
+	assert_true "crash loop: the unmount ends the keeper" "it had to be killed" test "$SFS_DAEMON_RC" != killed
+	assert_true "crash loop: unmounted" "still mounted" test -z "$MNT"
 fi
-SFS_SERVER=
-sfs_umount
-assert_true "crash loop: the unmount ends the keeper" "it had to be killed" test "$SFS_DAEMON_RC" != killed
-assert_true "crash loop: unmounted" "still mounted" test -z "$MNT"
+if crash_loop "crash loop, then SIGTERM"; then
+	kill -TERM "$SFS_PID"
+	if sfs_wait_gone "$SFS_PID" 10; then
+		wait "$SFS_PID"
+		assert_eq 0 "$?" "crash loop, then SIGTERM: the keeper exits 0"
+	else
+		fail "crash loop, then SIGTERM: the keeper exits" "still running after 10 s"
+	fi
+	assert_true "crash loop, then SIGTERM: unmounted (not left dead)" "still mounted" not_mounted "$MNT"
+	SFS_PID=
+	sfs_umount
+fi
 
 # ---------------------------------------------------------------- the state
 
