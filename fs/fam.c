@@ -495,6 +495,15 @@ bool fam_cmd_starts(fuse_req_t req, struct fh *fh)
 	return true;
 }
 
+/* An opener's close after the one that started fh's run waits for it
+ * as that one does: the kernel sends a close that was waiting again after
+ * an upgrade in place, whose parked reply is gone. */
+static bool waits_again(fuse_req_t req, const struct fh *fh)
+{
+	return !fh->werr && fh->started && fh->r && run_active(fh->r) &&
+	       fam_by_opener(req, fh);
+}
+
 int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
 		  bool (*retry)(struct park *),
 		  void (*interrupted)(struct park *))
@@ -502,11 +511,13 @@ int fam_cmd_flush(fuse_req_t req, struct fh *fh, int (*start)(struct fh *),
 	struct park how;
 	int rc;
 
-	if (!fam_cmd_starts(req, fh))
+	if (fam_cmd_starts(req, fh)) {
+		rc = start(fh);
+		if (rc < 0)
+			return rc;
+	} else if (!waits_again(req, fh)) {
 		return -fh->werr;
-	rc = start(fh);
-	if (rc < 0)
-		return rc;
+	}
 	how = (struct park){
 		.req = req, .fh = fh, .retry = retry, .interrupted = interrupted
 	};

@@ -45,6 +45,7 @@ struct fh {
 	bool created;		    /* made by create(2), not found */
 	bool trunc;		    /* opened with O_TRUNC, not yet applied */
 	int werr;		    /* sticky write error */
+	bool lost; /* made again after a crash: what it wrote is gone */
 	unsigned ctl_lines;	    /* a ctl file's lines carried out so far */
 	int flags;		    /* open flags, as of the latest request */
 	pid_t opener;		    /* who opened it (0: not visible) */

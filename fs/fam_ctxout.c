@@ -150,6 +150,20 @@ static off_t json_size(const struct node *n)
 	return (off_t)len;
 }
 
+/* An upgrade in place: a reader's copy stays the same bytes. */
+static void json_save(const void *priv, struct state_w *w)
+{
+	ctx_json_save(priv, w);
+}
+
+static int json_restore(struct fh *fh, const struct state_r *o)
+{
+	fh->priv = fh->r && fh->r->cx ? ctx_json_restore(fh->r, o) : NULL;
+	fh->priv_free = ctx_json_put;
+	fh->priv_save = json_save;
+	return 0;
+}
+
 static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 {
 	struct ctx_json *j = fh->priv;
@@ -168,6 +182,7 @@ static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 		ctx_json_put(j);
 		fh->priv = j = ctx_json_get(fh->r);
 		fh->priv_free = ctx_json_put;
+		fh->priv_save = json_save;
 	}
 	if (j)
 		fam_reply_text(req, j->p, j->len, size, off);
@@ -175,7 +190,9 @@ static void json_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 		fuse_reply_err(req, ENOMEM);
 }
 
-const struct fops fam_ctxjson_ops = { .size = json_size, .read = json_read };
+const struct fops fam_ctxjson_ops = { .size = json_size,
+				       .read = json_read,
+				       .priv_restore = json_restore };
 
 static char *status_text(const struct node *n, size_t *len)
 {

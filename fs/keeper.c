@@ -54,7 +54,7 @@ static void take_message(struct keeper *k)
 	ssize_t n = recvmsg(k->sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	size_t got;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (n < 0 && errno == EAGAIN)
 		return;
 	if (n <= 0) { /* the server is gone; its exit comes as SIGCHLD */
 		close(k->sock);
@@ -248,9 +248,8 @@ static int keeper_loop(struct keeper *k)
 			if ((rc = on_child(k)) >= 0)
 				return rc;
 		}
-		/* not when a restart just replaced the socket polled (the
-		 * old one's hangup and the SIGCHLD came together): the new
-		 * one has nothing yet */
+		/* a restart above replaced the socket polled: the new one
+		 * is polled next time round */
 		if (p[1].revents && p[1].fd == k->sock)
 			take_message(k);
 		if (p[2].revents)

@@ -263,12 +263,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /* After a crash (the keeper's restart) the open files of the mount are
- * not known: one open for reading is made again from its inode, as an
- * open with its flags would make it, keeping its id (what it had read is
- * lost). A reader of exit or stream that waited is answered then. One
- * open for writing is not: what was written to it went with the crashed
- * server, so its writes and its close fail with EIO (a cmd whose text
- * was lost must not seem to have run, nor run half). */
+ * not known: one is made again from its inode, as an open with its
+ * flags would make it, keeping its id (what it had read or written is
+ * lost). A reader of exit or stream that waited is answered then. */
 static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
 			struct fuse_file_info *fi)
 {
@@ -278,21 +275,17 @@ static struct fh *adopt(fuse_req_t req, fuse_ino_t ino,
 
 	if (!upgrade_recovering() || tree_resolve(ino, &n) < 0)
 		return NULL;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		log_msg(LOG_WARNING, "recovery: a file open for writing "
-				     "before the crash (inode %llu) lost "
-				     "what was written: EIO",
-			(unsigned long long)ino);
-		return NULL;
-	}
 	o = ops_of(n.ft);
 	objs_reuse(fi->fh);
 	fh = fh_new(&n);
 	if (!fh)
 		return NULL;
 	fh_opened(fh, req, fi);
-	if ((fi->flags & O_ACCMODE) == O_RDONLY && o->open &&
-	    o->open(fh, &n, fi) < 0) {
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		/* its writes, its close: EIO, so that the loss is known */
+		fh->lost = true;
+		fh->werr = EIO;
+	} else if (o->open && o->open(fh, &n, fi) < 0) {
 		fh_free(fh);
 		return NULL;
 	}
@@ -414,19 +407,25 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	/* a FLUSH carries no open flags, and comes only for writers (a
-	 * reader is opened noflush): one unknown is never made again */
+	/* a FLUSH carries no open flags (adopt would take it for a
+	 * reader's) and comes only for writers, a reader being opened
+	 * noflush: one unknown after a crash lost what it wrote */
 	struct fh *fh = fh_of(fi);
 	const struct fops *o;
 
 	if (!fh) {
-		log_msg(LOG_WARNING, "the close of an unknown file open for "
-				     "writing (inode %llu): EIO",
+		log_msg(LOG_WARNING, "recovery: the close of a file open for "
+				     "writing before the crash (inode %llu): "
+				     "what was written is lost: EIO",
 			(unsigned long long)ino);
 		fuse_reply_err(req, EIO);
 		return;
 	}
 	o = ops_of(fh->fe->ft);
+	if (fh->lost) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
 	answer(req, o->flush ? o->flush(req, fh) : -fh->werr, ok_err0, NULL);
 }
 

@@ -71,16 +71,6 @@ uint64_t objs_add(enum obj_kind kind, void *ptr)
 	return id;
 }
 
-void objs_reuse(uint64_t id)
-{
-	if (id == 0 || id == TOMB)
-		return;
-	if (next_id > high_id)
-		high_id = next_id;
-	next_id = id;
-	if (id >= high_id)
-		high_id = id + 1;
-}
 
 uint64_t objs_next(void)
 {
@@ -97,6 +87,19 @@ static struct slot *find(uint64_t id)
 		if (tab[i].id == id)
 			return &tab[i];
 	return NULL;
+}
+
+void objs_reuse(uint64_t id)
+{
+	/* an id in use (a crafted state) is not given twice: the object
+	 * made next gets a fresh one */
+	if (id == 0 || id == TOMB || find(id))
+		return;
+	if (next_id > high_id)
+		high_id = next_id;
+	next_id = id;
+	if (id >= high_id)
+		high_id = id + 1;
 }
 
 void objs_del(uint64_t id)

@@ -15,7 +15,9 @@
 #include "conf/conf.h"
 #include "sessions/core/objs.h"
 #include "sessions/ctx/ctx.h"
+#include "sessions/ctx/ctxint.h"
 #include "sessions/session/sess.h"
+#include "sessions/core/state.h"
 
 const char *ctx_lang_name(enum ctx_lang l)
 {
@@ -41,16 +43,48 @@ struct ctx *ctx_find(struct sess *s, const char *name)
 	return NULL;
 }
 
-static int ctx_setup(struct sess *s, struct ctx *c)
+struct ctx *ctx_alloc(struct sess *s, const char *name)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->id = objs_add(OBJ_CTX, c);
+	c->sess = s;
+	c->timeout_ms = s->timeout_ms;
+	c->req_fd = c->ans.fd = c->out_fd = c->err_fd = -1;
+	c->idle_o.fd = c->idle_e.fd = c->cg.dfd = -1;
+	c->start_err = EIO;
+	list_init(&c->queue);
+	list_init(&c->execs);
+	envmap_init(&c->env, OBJ_CTXVAR, c);
+	return c;
+}
+
+int ctx_contain(struct ctx *c)
 {
 	char tag[32];
 
 	snprintf(tag, sizeof(tag), "x%llu", (unsigned long long)c->id);
-	c->cwd = strdup(s->cwd);
-	envmap_init(&c->env, OBJ_CTXVAR, c);
-	if (!c->cwd || envmap_assign(&c->env, &s->env) < 0)
-		return -ENOMEM;
-	return contain_new_in(&c->cg, &s->cg, tag);
+	return contain_new_in(&c->cg, &c->sess->cg, tag);
+}
+
+void ctx_attach(struct ctx *c)
+{
+	state_touch(); /* a checkpoint keeps contexts too */
+	list_add_tail(&c->sess->ctxs, &c->link);
+	sess_part_add(c->sess, &c->part, &ctx_part_ops);
+	c->sess->nctxs++;
+}
+
+void ctx_discard(struct ctx *c)
+{
+	objs_del(c->id);
+	envmap_free(&c->env);
+	free(c->cwd);
+	free(c->why);
+	free(c);
 }
 
 int ctx_new(struct sess *s, const char *name, struct ctx **out)
@@ -65,35 +99,24 @@ int ctx_new(struct sess *s, const char *name, struct ctx **out)
 			   (unsigned long long)conf.max_procs_per_session);
 		return -ENOSPC;
 	}
-	c = calloc(1, sizeof(*c));
+	c = ctx_alloc(s, name);
 	if (!c)
 		return -ENOMEM;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->id = objs_add(OBJ_CTX, c);
-	c->sess = s;
-	c->timeout_ms = s->timeout_ms;
-	c->req_fd = c->ans.fd = c->out_fd = c->err_fd = -1;
-	c->idle_o.fd = c->idle_e.fd = c->cg.dfd = -1;
-	c->start_err = EIO;
-	list_init(&c->queue);
-	list_init(&c->execs);
-	rc = ctx_setup(s, c);
+	c->cwd = strdup(s->cwd);
+	rc = !c->cwd || envmap_assign(&c->env, &s->env) < 0 ? -ENOMEM :
+							      ctx_contain(c);
 	if (rc < 0) {
-		objs_del(c->id);
-		envmap_free(&c->env);
-		free(c->cwd);
-		free(c);
+		ctx_discard(c);
 		return rc;
 	}
-	list_add_tail(&s->ctxs, &c->link);
-	sess_part_add(s, &c->part, &ctx_part_ops);
-	s->nctxs++;
+	ctx_attach(c);
 	*out = c;
 	return 0;
 }
 
 static int locked(struct ctx *c, const char *what)
 {
+	state_touch(); /* a setting changes */
 	if (!c->locked)
 		return 0;
 	sess_error(c->sess, "contexts/%s/%s: set before the first code only",
@@ -191,6 +214,7 @@ int ctx_unsetenv(struct ctx *c, const char *name)
 
 void ctx_set_timeout(struct ctx *c, uint64_t ms)
 {
+	state_touch();
 	c->timeout_ms = ms;
 }
 

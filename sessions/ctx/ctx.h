@@ -107,6 +107,15 @@ int ctx_remove(struct ctx *c, void (*cb)(void *), void *arg);
 extern const struct sess_part_ops ctx_part_ops;
 void ctx_hangup(struct ctx *c);
 void ctx_free(struct ctx *c);
+/* An upgrade in place (part.h, ctxstate.c): the kind that makes a
+ * context saved by its part's save again, with its interpreter. */
+const struct sess_part_kind *ctx_part_kind(void);
+/* A reader's copy of result.json as state, and made again for the
+ * reader of r: the same bytes (a finished execution's are made again
+ * from its record and spools, others are saved). NULL: none (the next
+ * read makes one) or ENOMEM. */
+void ctx_json_save(const struct ctx_json *j, struct state_w *w);
+struct ctx_json *ctx_json_restore(struct run *r, const struct state_r *o);
 /* An execution's record goes with its run (run part_free). */
 void ctx_exec_release(struct run *r);
 struct run *ctx_latest(struct ctx *c);

@@ -1,8 +1,10 @@
 /*
  * ctxpart.c - a code context as one of its session's parts (part.h):
- * what the session's deletion, killall and end ask of it.
+ * what the session's deletion, killall and end ask of it, and an
+ * upgrade in place (ctxstate.c).
  */
 #include "sessions/ctx/ctx.h"
+#include "sessions/ctx/ctxint.h"
 #include "sessions/session/part.h"
 
 static struct ctx *ctx_in(const struct sess_part *p)
@@ -33,6 +35,11 @@ static void part_free(struct sess_part *p)
 	ctx_free(ctx_in(p));
 }
 
+static void part_save(struct sess_part *p, struct state_w *w)
+{
+	ctx_save(ctx_in(p), w);
+}
+
 /* Its interpreter is in a cgroup below the session's, which the session
  * kills and waits for: no kill or alive of its own. */
 const struct sess_part_ops ctx_part_ops = {
@@ -40,4 +47,5 @@ const struct sess_part_ops ctx_part_ops = {
 	.stop = part_stop,
 	.busy = part_busy,
 	.free = part_free,
+	.save = part_save,
 };

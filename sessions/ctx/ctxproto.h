@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "sessions/core/state.h"
 #include "sessions/core/strbuf.h"
 
 #define CTXPROTO_TAG_MAX 15
@@ -142,6 +143,17 @@ char *ctx_exec_error_json(const struct ctx_exec *e, size_t *len);
  * "omittedFormats". */
 char *ctx_exec_json(const struct ctx_exec *e, const char *out, size_t olen,
 		    const char *err, size_t elen, size_t *len);
+/* An upgrade in place (sessions/core/state.h, ctxrec.c): e's fields into
+ * the object that is open (full false: without the formats' bytes and
+ * the error's value and traceback, what ctx_exec_shed leaves of it), and
+ * back into e (zeroed first) from o. The
+ * restore gives each result its saved id through ids->add, which finds
+ * it in the result's id (NULL: id 0). Returns 0, -EINVAL (a record past
+ * the bounds the frames keep) or -ENOMEM; on an error e holds what was
+ * read, for ctx_exec_free. */
+void ctx_exec_save(const struct ctx_exec *e, struct state_w *w, bool full);
+int ctx_exec_restore(struct ctx_exec *e, const struct state_r *o,
+		     const struct ctx_ids *ids);
 /* Appends data as base64. */
 void ctx_base64(struct strbuf *b, const char *data, size_t len);
 

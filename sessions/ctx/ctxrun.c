@@ -27,11 +27,12 @@
 #include "sessions/core/objs.h"
 #include "sessions/session/output.h"
 #include "sessions/ctx/ctx.h"
+#include "sessions/ctx/ctxint.h"
 #include "sessions/session/sess.h"
+#include "sessions/core/state.h"
 #include "sessions/session/fdq.h"
 
 static void pump(struct ctx *c);
-static void arm(struct ctx *c);
 
 /* Drops the oldest finished executions past the history's size. */
 static void trim(struct ctx *c)
@@ -96,6 +97,7 @@ struct run *ctx_submit(struct ctx *c, const char *code, size_t len, int *err)
 	r->has_cmd = true;
 	r->queued_wall = loop_wall_ms();
 	c->locked = true;
+	state_touch();
 	list_add_tail(&c->execs, &r->link);
 	c->nexecs++;
 	list_add_tail(&c->queue, &r->qlink);
@@ -162,7 +164,7 @@ set_dead(struct ctx *c, const char *fmt, ...)
 
 /* Between executions: what the interpreter's children print is dropped,
  * said once between two executions. */
-static void on_idle_output(struct loop_watch *w, uint32_t events)
+void ctx_on_idle_output(struct loop_watch *w, uint32_t events)
 {
 	struct ctx *c = w->arg;
 	char buf[4096];
@@ -195,9 +197,6 @@ static void idle_watch(struct ctx *c, bool on)
 	if (c->idle_e.fd >= 0)
 		loop_mod(&c->idle_e, on ? EPOLLIN : 0);
 }
-
-static void on_answer(struct loop_watch *w, uint32_t events);
-static void reaped(struct reap_watch *w, int wstatus);
 
 static void fifo_tag(const struct ctx *c, char *buf, size_t len)
 {
@@ -243,17 +242,18 @@ static int spawn_with(struct ctx *c, const char *drv)
 	c->started_wall = loop_wall_ms();
 	c->ready = c->intr_pending = false;
 	c->req_fd = p.req_fd;
-	c->ans = (struct loop_watch){ p.ans_fd, on_answer, c };
+	c->ans = (struct loop_watch){ p.ans_fd, ctx_on_answer, c };
 	c->out_fd = p.out_fd;
 	c->err_fd = p.err_fd;
 	c->idle_o = (struct loop_watch){ fcntl(p.out_fd, F_DUPFD_CLOEXEC, 0),
-					 on_idle_output, c };
+					 ctx_on_idle_output, c };
 	c->idle_e = (struct loop_watch){ fcntl(p.err_fd, F_DUPFD_CLOEXEC, 0),
-					 on_idle_output, c };
+					 ctx_on_idle_output, c };
 	loop_add(&c->ans, EPOLLIN);
 	loop_add(&c->idle_o, EPOLLIN);
 	loop_add(&c->idle_e, EPOLLIN);
-	reap_add(&c->reap, p.pid, reaped, c);
+	reap_add(&c->reap, p.pid, ctx_reaped, c);
+	state_touch(); /* a checkpoint names the interpreter it loses */
 	return 0;
 }
 
@@ -326,6 +326,7 @@ static void start_exec(struct ctx *c, struct run *r)
 		c->timeout_ms ? r->started_mono + (int64_t)c->timeout_ms : 0;
 	c->active = r;
 	c->state = CTX_RUNNING;
+	state_touch();
 	c->interrupted = false;
 	c->kill_stage = 0;
 	idle_watch(c, false);
@@ -335,7 +336,7 @@ static void start_exec(struct ctx *c, struct run *r)
 		set_dead(c, "cannot send the code to the interpreter");
 		contain_kill(&c->cg);
 	}
-	arm(c);
+	ctx_arm(c);
 	if (run_changed_hook)
 		run_changed_hook(r);
 }
@@ -354,7 +355,7 @@ static void end_exec(struct ctx *c, enum run_end end, int sig)
 	if (c->state == CTX_RUNNING)
 		c->state = c->interrupted ? CTX_INTERRUPTED : CTX_IDLE;
 	run_finish(r, r->cx->has_error ? 1 : 0, sig, end);
-	arm(c);
+	ctx_arm(c);
 }
 
 static void pump(struct ctx *c)
@@ -387,7 +388,7 @@ static int on_frame(struct ctx *c, struct ctxproto_frame *f)
 			contain_signal(&c->cg, SIGINT, 0);
 			c->kill_at =
 				loop_now_ms() + (int64_t)conf.kill_grace_ms;
-			arm(c);
+			ctx_arm(c);
 		}
 		c->intr_pending = false;
 		return 0;
@@ -443,7 +444,7 @@ static void parse_answers(struct ctx *c)
 /* Answers as they come: at most 1 MiB a wakeup, so that a driver that
  * writes without pause does not hold the loop (the rest is read at the
  * next one); all of it once the interpreter is gone (events 0). */
-static void on_answer(struct loop_watch *w, uint32_t events)
+void ctx_on_answer(struct loop_watch *w, uint32_t events)
 {
 	struct ctx *c = w->arg;
 	char buf[65536];
@@ -490,6 +491,7 @@ static void drop(struct ctx *c)
 	sess_part_del(&c->part);
 	s->nctxs--;
 	objs_del(c->id);
+	state_touch();
 	envmap_free(&c->env);
 	free(c->abuf.p);
 	free(c->why);
@@ -510,14 +512,14 @@ static bool finish_removal(struct ctx *c)
 	return true;
 }
 
-static void reaped(struct reap_watch *w, int wstatus)
+void ctx_reaped(struct reap_watch *w, int wstatus)
 {
 	struct ctx *c = w->arg;
 	char tag[48];
 
 	c->pid = c->cg.leader = 0;
 	if (c->ans.fd >= 0)
-		on_answer(&c->ans, 0); /* what it said last: why it failed */
+		ctx_on_answer(&c->ans, 0); /* what it said last: why it failed */
 	if (c->gone_cb || c->restart)
 		; /* it was killed to go */
 	else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == CTX_EXIT_LOST)
@@ -550,7 +552,7 @@ static void reaped(struct reap_watch *w, int wstatus)
 		spawn(c);
 	}
 	pump(c);
-	arm(c);
+	ctx_arm(c);
 }
 
 /* SIGINT before the driver has its handler would kill the interpreter:
@@ -598,10 +600,10 @@ static void on_timer(struct loop_timer *t)
 		c->kill_stage = 2;
 	}
 	if (!finish_removal(c))
-		arm(c);
+		ctx_arm(c);
 }
 
-static void arm(struct ctx *c)
+void ctx_arm(struct ctx *c)
 {
 	struct run *r = c->active;
 	int64_t t = 0;
@@ -628,7 +630,7 @@ int ctx_interrupt(struct ctx *c)
 		c->kill_stage = 1;
 		c->by_ctl = true;
 		c->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
-		arm(c);
+		ctx_arm(c);
 	}
 	return 0;
 }
@@ -674,7 +676,7 @@ int ctx_remove(struct ctx *c, void (*cb)(void *), void *arg)
 	fail_queue(c, END_CANCELED);
 	contain_kill(&c->cg);
 	if (!finish_removal(c))
-		arm(c);
+		ctx_arm(c);
 	return 0;
 }
 
