@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "keeper.h"
 #include "sessions/core/log.h"
+#include "upgrade.h"
 
 static int server_sock = -1; /* the server's end */
 static unsigned long recoveries;
@@ -220,10 +221,14 @@ static void on_signal(struct keeper *k)
 
 		/* the server says what it makes of them (SIGHUP is logged
 		 * and ignored, SIGTERM ends every session) */
-		if (si.ssi_signo != SIGCHLD && k->server > 0)
+		if (si.ssi_signo != SIGCHLD && k->server > 0) {
 			forward(k->server, &si);
-		else if (end) /* answering EIO, no server: the end */
+		} else if (end) { /* answering EIO, no server: the end */
+			/* unmounted here, as the server would: else the
+			 * mount stays, dead (ENOTCONN) */
+			upgrade_unmount();
 			_exit(0);
+		}
 	}
 }
 

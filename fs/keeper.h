@@ -15,7 +15,8 @@
  * exits with the server's status. A server that exits (any status) is
  * not restarted; one killed by a signal is, at most KEEPER_TRIES times
  * in KEEPER_WINDOW_S; past that the keeper answers every request with
- * EIO until the mount is gone, rather than let callers hang.
+ * EIO until the mount is gone (or SIGTERM or SIGINT: it unmounts), rather
+ * than let callers hang.
  */
 #ifndef SFS_KEEPER_H
 #define SFS_KEEPER_H

@@ -407,12 +407,20 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *fh = fh_or_fail(req, ino, fi, false);
+	/* a FLUSH carries no open flags (adopt would take it for a
+	 * reader's) and comes only for writers, a reader being opened
+	 * noflush: one unknown after a crash lost what it wrote */
+	struct fh *fh = fh_of(fi);
 	const struct fops *o;
 
-	(void)ino;
-	if (!fh)
+	if (!fh) {
+		log_msg(LOG_WARNING, "recovery: the close of a file open for "
+				     "writing before the crash (inode %llu): "
+				     "what was written is lost: EIO",
+			(unsigned long long)ino);
+		fuse_reply_err(req, EIO);
 		return;
+	}
 	o = ops_of(fh->fe->ft);
 	if (fh->lost) {
 		fuse_reply_err(req, EIO);

@@ -56,7 +56,11 @@ static int make_fifo(struct sess *s, unsigned gen, char which)
 	int fd;
 
 	fifo_name(name, sizeof(name), gen, which);
-	if (mkfifoat(s->dirfd, name, 0600) < 0)
+	/* a server that crashed after its last checkpoint may have made
+	 * this generation's fifo already: made anew */
+	if (mkfifoat(s->dirfd, name, 0600) < 0 &&
+	    (errno != EEXIST || unlinkat(s->dirfd, name, 0) < 0 ||
+	     mkfifoat(s->dirfd, name, 0600) < 0))
 		return -errno;
 	fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	/* the shell opens its end as the session's owner */

@@ -476,7 +476,10 @@ void proc_save(const struct run *p, struct state_w *w)
 	state_put_fd(w, PK_STDIN_W, p->stdin_w.fd);
 	state_put_u64(w, PK_WANT_STDIN, p->want_stdin);
 	state_put_u64(w, PK_STDIN_EOF, p->stdin_eof);
-	state_put_i64(w, PK_LEADER, p->cg.leader);
+	/* not in a checkpoint: after a crash that process is no child of
+	 * the next server, whose reap would never see it end */
+	if (!w->no_fds)
+		state_put_i64(w, PK_LEADER, p->cg.leader);
 	state_put_u64(w, PK_FD_CHARGE, p->fd_charge);
 	state_close(w);
 }

@@ -115,13 +115,13 @@ static void save_shell(const struct sess *s, struct state_w *w)
 	state_put_i64(w, K_CG_SID, s->cg.sid);
 }
 
-/* The error lines, oldest first, one per line. */
+/* The error lines, oldest first (each ends with its newline). */
 static void save_errors(const struct sess *s, struct state_w *w)
 {
 	struct strbuf b = { 0 };
 
 	for (unsigned i = 0; i < s->errs.n; i++)
-		sb_addf(&b, "%s\n",
+		sb_addf(&b, "%s",
 			s->errs.lines[(s->errs.first + i) % SESS_ERRORS_KEPT]);
 	state_put(w, K_ERR_LINE, b.p, b.len);
 	free(b.p);
@@ -195,7 +195,8 @@ static void restore_errors(struct sess *s, const struct state_r *o)
 		if (s->errs.n == SESS_ERRORS_KEPT)
 			break;
 		slot = (s->errs.first + s->errs.n) % SESS_ERRORS_KEPT;
-		s->errs.lines[slot] = strndup(p, (size_t)(nl - p));
+		/* with its newline, as sess_error makes a line */
+		s->errs.lines[slot] = strndup(p, (size_t)(nl - p) + 1);
 		s->errs.n += s->errs.lines[slot] != NULL;
 	}
 }

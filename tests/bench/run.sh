@@ -18,6 +18,9 @@
 # feeds it, against every byte through libvterm and a memcpy) and hostile
 # (a read of health while another user of an allow_other mount attacks
 # it: stops, descriptors, context floods, against the quiet mount) and
+# crash (kill -9 of the server to the first answered request, with 1 and
+# 100 sessions, against the same request without a crash and a fresh
+# mount's first answer; on mounts of its own) and
 # upgrade (the pause an upgrade in place makes in a client's reads of
 # health, with 1 and 1000 sessions, against the same loop's gaps; last,
 # since it replaces the daemon's program many times).
@@ -39,8 +42,8 @@
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
-# TTY_FEED_MIB, HOSTILE_S, UPGRADE_RUNS and UPGRADE_SESSIONS change the
-# sizes.
+# TTY_FEED_MIB, HOSTILE_S, CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and
+# UPGRADE_SESSIONS change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -52,7 +55,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty tty_feed hostile upgrade"
+all+=" stream_latency peers contexts tty tty_feed hostile crash upgrade"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -232,6 +235,7 @@ if wants hostile; then
 fi
 # the same daemon on, in the same pid, after each upgrade
 bench upgrade 300 python3 -Bu "$here/upgrade.py" "$mnt" "$pid"
+bench crash 300 python3 -Bu "$here/crash.py" "$mnt" "$pid" "$daemon"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2
