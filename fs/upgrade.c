@@ -40,7 +40,7 @@ extern char **environ;
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
 enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
-       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD, F_CWD };
+       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD, F_CWD, F_LEFT };
 
 static struct {
 	struct fuse_session *se;
@@ -57,7 +57,9 @@ static struct {
 	char path[4096];
 	struct loop_timer timer;
 	struct loop_timer left_timer;
-	char left[32]; /* the old program's session made ahead: "sID" */
+	/* the sessions made ahead by the programs before ("sID sID"), whose
+	 * cgroups and directories are still to go */
+	char left[512];
 	bool resumed;
 	bool recovering; /* started by the keeper after a crash */
 	unsigned long count;
@@ -190,6 +192,8 @@ static int save(struct state_w *w)
 	state_put_str(w, F_WORKSPACE, conf.workspace);
 	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_put_u64(w, F_AHEAD, sess_ahead_id());
+	if (up.left_timer.armed) /* upgraded again before they went */
+		state_put_str(w, F_LEFT, up.left);
 	put_cwd(w);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
@@ -438,20 +442,36 @@ static void answer_and_resend(int fd, const struct state_r *fs)
  * cgroup and directory go a moment later, out of the upgrade's pause. */
 static void remove_left(struct loop_timer *t)
 {
+	char *save = NULL;
+
 	(void)t;
-	contain_remove_left(up.left);
-	rtdir_remove(up.left);
+	for (char *n = strtok_r(up.left, " ", &save); n;
+	     n = strtok_r(NULL, " ", &save)) {
+		contain_remove_left(n);
+		rtdir_remove(n);
+	}
+	up.left[0] = '\0';
 }
 
 static void remove_left_later(const struct state_r *fs)
 {
 	uint64_t id = state_get_u64(fs, F_AHEAD, 0);
+	char *before = state_get_str(fs, F_LEFT);
+	size_t len;
 
-	if (id == 0 || sess_get(id))
-		return;
-	snprintf(up.left, sizeof(up.left), "s%llu", (unsigned long long)id);
-	loop_timer_add(&up.left_timer, loop_now_ms() + LEFT_MS, remove_left,
-		       NULL);
+	/* names of the form sID only: rtdir_remove takes a name */
+	snprintf(up.left, sizeof(up.left), "%s",
+		 before && strspn(before, "s0123456789 ") == strlen(before) ?
+			 before :
+			 "");
+	free(before);
+	len = strlen(up.left);
+	if (id && !sess_get(id) && len + 24 < sizeof(up.left))
+		snprintf(up.left + len, sizeof(up.left) - len, "%ss%llu",
+			 len ? " " : "", (unsigned long long)id);
+	if (up.left[0])
+		loop_timer_add(&up.left_timer, loop_now_ms() + LEFT_MS,
+			       remove_left, NULL);
 }
 
 int upgrade_finish(struct fuse_session *se, const struct state_r *root)
