@@ -40,7 +40,8 @@ extern char **environ;
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
 enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
-       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD, F_CWD, F_LEFT };
+       F_STARTED, F_WORKSPACE, F_RUNTIME_DIR, F_AHEAD, F_CWD, F_LEFT,
+       F_BEGAN };
 
 static struct {
 	struct fuse_session *se;
@@ -57,6 +58,7 @@ static struct {
 	char path[4096];
 	struct loop_timer timer;
 	struct loop_timer left_timer;
+	int64_t began, saved, checked; /* the upgrade's steps (monotonic ms) */
 	/* the sessions made ahead by the programs before ("sID sID"), whose
 	 * cgroups and directories are still to go */
 	char left[512];
@@ -192,6 +194,7 @@ static int save(struct state_w *w)
 	state_put_str(w, F_WORKSPACE, conf.workspace);
 	state_put_str(w, F_RUNTIME_DIR, conf.runtime_dir);
 	state_put_u64(w, F_AHEAD, sess_ahead_id());
+	state_put_i64(w, F_BEGAN, up.began);
 	if (up.left_timer.armed) /* upgraded again before they went */
 		state_put_str(w, F_LEFT, up.left);
 	put_cwd(w);
@@ -277,7 +280,11 @@ static int hand_over(struct state_w *w, int fd)
 	fh_wake_polls();
 	state_w_keep_fds(w, true);
 	fcntl(fuse_fd, F_SETFD, fl & ~FD_CLOEXEC);
-	log_msg(LOG_NOTICE, "upgrade: handing over to %s", up.path);
+	log_msg(LOG_NOTICE,
+		"upgrade: handing over to %s (state saved in %lld ms, checked "
+		"by it in %lld ms)",
+		up.path, (long long)(up.saved - up.began),
+		(long long)(up.checked - up.saved));
 	execv(up.path, argv);
 	rc = -errno;
 	if (chdir(now) < 0)
@@ -297,6 +304,7 @@ static void do_upgrade(struct loop_timer *t)
 	int fd, rc;
 
 	(void)t;
+	up.began = loop_now_ms();
 	rc = sstate_busy();
 	if (rc < 0) {
 		fail(rc, "a session is being deleted or killed");
@@ -308,7 +316,9 @@ static void do_upgrade(struct loop_timer *t)
 		state_w_free(&w);
 		return;
 	}
+	up.saved = loop_now_ms();
 	rc = check(fd);
+	up.checked = loop_now_ms();
 	if (rc == 0)
 		rc = hand_over(&w, fd);
 	fail(rc, rc == -ENOEXEC ? "the new program refused the state" :
@@ -502,8 +512,10 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 			keeper_recoveries());
 	else
 		log_msg(LOG_NOTICE, "upgrade: serving (upgrade %lu of this "
-				    "mount)",
-			up.count);
+				    "mount), %lld ms after it began",
+			up.count,
+			(long long)(loop_now_ms() -
+				    state_get_i64(&fs, F_BEGAN, loop_now_ms())));
 	return 0;
 }
 
