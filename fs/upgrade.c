@@ -65,7 +65,8 @@ static struct {
 	bool resumed;
 	bool recovering; /* started by the keeper after a crash */
 	unsigned long count;
-	void *bytes; /* the next program: the state read */
+	void *bytes; /* the next program: the state, mapped */
+	size_t bytes_len;
 } up;
 
 void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
@@ -359,17 +360,21 @@ int upgrade_load(int fd, struct state_r *root)
 
 	if (rc == 0 && (st.st_size < 16 || st.st_size > (1LL << 32)))
 		rc = -EINVAL;
-	if (rc == 0 && !(up.bytes = malloc((size_t)st.st_size)))
-		rc = -ENOMEM;
-	if (rc == 0 &&
-	    pread(fd, up.bytes, (size_t)st.st_size, 0) != st.st_size)
-		rc = -EIO;
+	/* mapped, not read: megabytes not copied in the upgrade's pause
+	 * (the old program sealed the memfd against writes) */
+	if (rc == 0) {
+		up.bytes = mmap(NULL, (size_t)st.st_size, PROT_READ,
+				MAP_PRIVATE, fd, 0);
+		rc = up.bytes == MAP_FAILED ? -errno : 0;
+		up.bytes_len = rc == 0 ? (size_t)st.st_size : 0;
+		if (rc < 0)
+			up.bytes = NULL;
+	}
 	close(fd);
 	if (rc == 0)
-		rc = state_check(up.bytes, (size_t)st.st_size, root);
+		rc = state_check(up.bytes, up.bytes_len, root);
 	if (rc < 0) {
-		free(up.bytes);
-		up.bytes = NULL;
+		upgrade_done();
 		return rc;
 	}
 	up.resumed = true;
@@ -521,8 +526,10 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 
 void upgrade_done(void)
 {
-	free(up.bytes);
+	if (up.bytes)
+		munmap(up.bytes, up.bytes_len);
 	up.bytes = NULL;
+	up.bytes_len = 0;
 }
 
 bool upgrade_resumed(void)

@@ -36,12 +36,15 @@ static void put(struct slot *t, size_t c, uint64_t id, enum obj_kind k, void *p)
 	t[i] = (struct slot){ id, k, p };
 }
 
-static void grow(void)
+/* A table for at least want live objects (and the live ones). */
+static void grow_to(size_t want)
 {
 	size_t ncap = cap ? cap : 256;
 	struct slot *nt;
 
-	while (live * 2 + 2 > ncap)
+	if (want < live)
+		want = live;
+	while (want * 2 + 2 > ncap)
 		ncap *= 2;
 	nt = calloc(ncap, sizeof(*nt));
 	if (!nt)
@@ -53,6 +56,24 @@ static void grow(void)
 	tab = nt;
 	cap = ncap;
 	used = live;
+}
+
+static void grow(void)
+{
+	grow_to(live);
+}
+
+void objs_reserve(size_t n)
+{
+	/* a table grows as it fills: made at once for what comes, it is
+	 * not rehashed a dozen times in an upgrade's pause */
+	if ((live + n + 1) * 4 >= cap * 3)
+		grow_to(live + n);
+}
+
+size_t objs_live(void)
+{
+	return live;
 }
 
 uint64_t objs_add(enum obj_kind kind, void *ptr)

@@ -6,6 +6,7 @@
 #ifndef SFS_OBJS_H
 #define SFS_OBJS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum obj_kind {
@@ -30,6 +31,10 @@ void objs_reuse(uint64_t id);
 /* The next fresh id (a checkpoint keeps it: the program after a crash
  * starts far above, past the ids made after the checkpoint). */
 uint64_t objs_next(void);
+/* Room for n more objects at once (a restore knows how many come), and
+ * how many there are. */
+void objs_reserve(size_t n);
+size_t objs_live(void);
 /* In the next program of an upgrade: no fresh id below id, the old
  * program's next one (an id it gave to an object since deleted, whose
  * inode the kernel may still know, is not given again to another). */

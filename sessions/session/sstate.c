@@ -58,6 +58,7 @@ enum {
 	K_CONTAIN,
 	K_NEXT_ID, /* fields of the layer */
 	K_IS_CKPT,
+	K_NOBJS,
 	/* fields of a session's run object beyond runstate's */
 	K_RUN_QUEUED = RUNSTATE_KEY_MAX,
 	K_RUN_ACTIVE,
@@ -166,6 +167,7 @@ void sstate_save(struct state_w *w)
 	env_save_root(w);
 	state_put_u64(w, K_NEXT_ID, objs_next());
 	state_put_u64(w, K_IS_CKPT, w->no_fds);
+	state_put_u64(w, K_NOBJS, objs_live());
 	for (struct sess *s = sess_first(); s; s = sess_next(s))
 		save_sess(s, w);
 	state_close(w);
@@ -365,6 +367,8 @@ int sstate_restore(const struct state_r *layer)
 	uint16_t k;
 	unsigned n = 0;
 
+	/* at most 2^24 at once: a crafted count is not an allocation */
+	objs_reserve(state_get_u64(layer, K_NOBJS, 0) & 0xffffff);
 	env_restore_root(layer);
 	/* a checkpoint: the crashed program made ids after it; an upgrade:
 	 * no fresh id below the old program's next (it gave those to
