@@ -37,6 +37,8 @@ extern char **environ;
  * from 1 in steps of 2, and bit 63 marks a resent one). */
 #define REPLAY_UNIQUE 0x7ffffffffffffff0ULL
 #define CHECK_MS      5000 /* the new program's check of the state */
+#define BUSY_WAIT_MS  30000 /* a kill's grace (kill_grace_ms) and more */
+#define BUSY_POLL_MS  20
 #define LEFT_MS	      1000 /* what the old program left goes this much later */
 
 enum { F_FUSE = 1, F_INIT, F_UNIQUE, F_SIZE, F_COUNT, F_KEEPER, F_RECOVERIES,
@@ -58,7 +60,8 @@ static struct {
 	char path[4096];
 	struct loop_timer timer;
 	struct loop_timer left_timer;
-	int64_t began, saved, checked; /* the upgrade's steps (monotonic ms) */
+	/* the upgrade's steps (monotonic ms) */
+	int64_t asked, began, saved, checked;
 	/* the sessions made ahead by the programs before ("sID sID"), whose
 	 * cgroups and directories are still to go */
 	char left[512];
@@ -307,6 +310,12 @@ static void do_upgrade(struct loop_timer *t)
 	(void)t;
 	up.began = loop_now_ms();
 	rc = sstate_busy();
+	/* a deletion or a kill in progress ends within its grace: wait */
+	if (rc < 0 && up.began - up.asked < BUSY_WAIT_MS) {
+		loop_timer_add(&up.timer, up.began + BUSY_POLL_MS, do_upgrade,
+			       NULL);
+		return;
+	}
 	if (rc < 0) {
 		fail(rc, "a session is being deleted or killed");
 		return;
@@ -346,6 +355,7 @@ int upgrade_request(fuse_req_t req, size_t size, const char *path,
 	if (access(up.path, X_OK) < 0)
 		return -errno;
 	up.req = req;
+	up.asked = loop_now_ms();
 	up.req_unique = up.unique;
 	up.req_size = size;
 	/* at the loop's next turn: no other request is half done then */
