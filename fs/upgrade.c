@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <linux/close_range.h>
 #include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,6 +520,9 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 	rc = replay_init(se, &fs);
 	if (rc < 0)
 		return rc;
+	/* a descriptor handed over that nothing took (a part that could not
+	 * be made again) must not reach a child: close-on-exec, all */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	answer_and_resend(fuse_session_fd(se), &fs);
 	remove_left_later(&fs);
 	if (up.recovering)
