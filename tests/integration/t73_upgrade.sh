@@ -381,6 +381,18 @@ check "a session made after the upgrades" sfs_mkdir "$MNT/sessions/z"
 zpid=$(sfs_run_out "$MNT/sessions/z" 'echo $$')
 assert_true "its shell is a fork of the template again" "its command line: $(tr '\0' ' ' <"/proc/$zpid/cmdline" 2>/dev/null)" \
 	grep -qzx -e --template "/proc/$zpid/cmdline"
+# nothing the upgrades handed over reaches a process of a session: no
+# /dev/fuse, no state, no pipe of another shell in a shell made after
+# them, nor in an old shell (g1's)
+leaks() { # PID: the descriptors of PID that are the daemon's
+	local f t
+	for f in /proc/"$1"/fd/*; do
+		t=$(readlink "$f" 2>/dev/null) || continue
+		case $t in /dev/fuse | *sessionfs-state* | *sessionfs-note* | */live) echo "${f##*/}:$t" ;; esac
+	done
+}
+g1pid=$(sfs_run_out "$MNT/sessions/g1" 'echo $$')
+assert_eq "" "$(leaks "$zpid")$(leaks "$g1pid")" "no descriptor of the daemon in a shell after the upgrades"
 cgdir=$(sed -n 's/^sessionfs: info: sessions are contained in //p' "$SFS_TMP/daemon.log" | head -n 1)
 if [ -d "$cgdir" ]; then
 	nsess=$(timeout 5 ls "$MNT/sessions" | grep -vcx clone)
