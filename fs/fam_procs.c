@@ -61,7 +61,7 @@ static int stdin_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	(void)fh;
 	(void)fi;
 	if (n->r->state == RUN_QUEUED)
-		run_want_stdin(n->r); /* the process will get a pipe */
+		proc_want_stdin(n->r); /* the process will get a pipe */
 	return 0;
 }
 

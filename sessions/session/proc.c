@@ -33,6 +33,26 @@ struct run *proc_by_name(struct sess *s, const char *name)
 	return run_find(&s->procs, name);
 }
 
+/* Its run is freed (run part_free). */
+static void part_free(struct run *p)
+{
+	free(p->proc->stdin_q.p);
+	free(p->proc);
+	p->proc = NULL;
+}
+
+/* Gives p the part of a process: no cgroup, stdin or child yet. */
+static int add_part(struct run *p)
+{
+	p->proc = calloc(1, sizeof(*p->proc));
+	if (!p->proc)
+		return -ENOMEM;
+	p->proc->cg.dfd = p->proc->stdin_w.fd = p->proc->start.w.fd = -1;
+	p->is_proc = true;
+	p->part_free = part_free;
+	return 0;
+}
+
 int proc_new(struct sess *s, const char *name, struct run **out)
 {
 	state_touch();
@@ -49,19 +69,17 @@ int proc_new(struct sess *s, const char *name, struct run **out)
 		return -ENOSPC;
 	}
 	p = run_new_empty();
-	if (!p || !(p->name = strdup(name))) {
+	if (!p || !(p->name = strdup(name)) || add_part(p) < 0) {
 		if (p)
 			run_unref(p);
 		return -ENOMEM;
 	}
 	snprintf(tag, sizeof(tag), "p%llu", (unsigned long long)p->id);
-	rc = contain_new_in(&p->cg, &s->cg, tag);
+	rc = contain_new_in(&p->proc->cg, &s->cg, tag);
 	if (rc < 0) {
 		run_unref(p);
 		return rc;
 	}
-	p->is_proc = true;
-	p->start.w.fd = -1; /* no child yet */
 	p->sess = s;
 	list_add_tail(&s->procs, &p->link);
 	s->nprocs++;
@@ -78,8 +96,8 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 
 	creds_reset_signals(0);
 	setsid();
-	if (contain_enter(&p->cg) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(err, 2) < 0)
+	if (contain_enter(&p->proc->cg) < 0 || dup2(in, 0) < 0 ||
+	    dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);
 	shell_exec_child(why, s->uid, s->gid, s->cwd, argv, envp);
 }
@@ -93,7 +111,7 @@ static int make_pipes(struct run *p, int fds[6])
 		fds[i] = -1;
 	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0)
 		return -errno;
-	if (p->want_stdin)
+	if (p->proc->want_stdin)
 		return pipe2(fds + 4, O_CLOEXEC) < 0 ? -errno : 0;
 	fds[4] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return fds[4] < 0 ? -errno : 0;
@@ -112,7 +130,7 @@ static void close_all(int *fds, int n)
  * the pipes just made (fds). */
 static int charge(struct sess *s, struct run *p, const int fds[6])
 {
-	unsigned n = p->want_stdin ? 6 : 5;
+	unsigned n = p->proc->want_stdin ? 6 : 5;
 	char why[160];
 	int top = -1, rc;
 
@@ -120,7 +138,7 @@ static int charge(struct sess *s, struct run *p, const int fds[6])
 		top = fds[i] > top ? fds[i] : top;
 	rc = fdq_charge(s->uid, n, top);
 	if (rc == 0)
-		p->fd_charge = n;
+		p->proc->fd_charge = n;
 	else
 		sess_error(s, "procs/%s: cannot start: %s", p->name,
 			   fdq_why(s->uid, rc, why, sizeof(why)));
@@ -131,11 +149,21 @@ static int charge(struct sess *s, struct run *p, const int fds[6])
 static void uncharge(struct run *p)
 {
 	if (p->sess)
-		fdq_uncharge(p->sess->uid, &p->fd_charge);
+		fdq_uncharge(p->sess->uid, &p->proc->fd_charge);
 }
 
 static void on_stdin(struct loop_watch *w, uint32_t events);
 static void reaped(struct reap_watch *w, int wstatus);
+
+/* fd, the write end of p's stdin, is watched for room while bytes or
+ * its end wait to be written. */
+static void watch_stdin(struct run *p, int fd)
+{
+	struct proc_part *pp = p->proc;
+
+	pp->stdin_w = (struct loop_watch){ fd, on_stdin, p };
+	loop_add(&pp->stdin_w, pp->stdin_q.len || pp->stdin_eof ? EPOLLOUT : 0);
+}
 
 /* Starts the process; fds: out r/w, err r/w, stdin r/w. */
 static int spawn(struct sess *s, struct run *p, int fds[6])
@@ -147,13 +175,13 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 
 	if (!envp)
 		return -ENOMEM;
-	if (execerr_open(&p->start, &why) < 0) {
+	if (execerr_open(&p->proc->start, &why) < 0) {
 		envmap_envp_free(envp);
 		return -errno;
 	}
 	snprintf(script, sizeof(script), "%s/r%llu.cmd", s->dir,
 		 (unsigned long long)p->id);
-	pid = contain_fork(&p->cg);
+	pid = contain_fork(&p->proc->cg);
 	if (pid == 0)
 		child(s, p, fds[4], fds[1], fds[3], why, envp, script);
 	envmap_envp_free(envp);
@@ -161,13 +189,14 @@ static int spawn(struct sess *s, struct run *p, int fds[6])
 		int rc = -errno;
 
 		close(why);
-		execerr_close(&p->start);
+		execerr_close(&p->proc->start);
 		return rc;
 	}
-	execerr_watch(&p->start, why);
+	execerr_watch(&p->proc->start, why);
 	p->pid = pid;
-	reap_add(&p->reap, pid, reaped, p);
-	p->cg.leader = p->cg.sid = pid; /* the child calls setsid() */
+	reap_add(&p->proc->reap, pid, reaped, p);
+	/* the child calls setsid() */
+	p->proc->cg.leader = p->proc->cg.sid = pid;
 	return 0;
 }
 
@@ -208,11 +237,9 @@ int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 	fcntl(fds[2], F_SETFL, O_NONBLOCK);
 	output_watch(p, &p->pipe_o, fds[0]);
 	output_watch(p, &p->pipe_e, fds[2]);
-	if (p->want_stdin) {
-		p->stdin_w = (struct loop_watch){ fds[5], on_stdin, p };
+	if (p->proc->want_stdin) {
 		fcntl(fds[5], F_SETFL, O_NONBLOCK);
-		loop_add(&p->stdin_w,
-			 p->stdin_q.len || p->stdin_eof ? EPOLLOUT : 0);
+		watch_stdin(p, fds[5]);
 	} else {
 		close(fds[5]);
 	}
@@ -225,36 +252,37 @@ int proc_start(struct sess *s, struct run *p, const char *text, size_t len)
 
 static void close_stdin(struct run *p)
 {
-	if (p->stdin_w.fd >= 0) {
-		loop_del(&p->stdin_w);
-		close(p->stdin_w.fd);
+	if (p->proc->stdin_w.fd >= 0) {
+		loop_del(&p->proc->stdin_w);
+		close(p->proc->stdin_w.fd);
 	}
-	p->stdin_w.fd = -1;
-	p->stdin_q.len = 0;
+	p->proc->stdin_w.fd = -1;
+	p->proc->stdin_q.len = 0;
 }
 
 /* Writes what stdin can take; closes it after eof once drained. */
 static void flush_stdin(struct run *p)
 {
+	struct proc_part *pp = p->proc;
 	ssize_t n;
 
-	while (p->stdin_w.fd >= 0 && p->stdin_q.len > 0) {
-		n = write(p->stdin_w.fd, p->stdin_q.p, p->stdin_q.len);
+	while (pp->stdin_w.fd >= 0 && pp->stdin_q.len > 0) {
+		n = write(pp->stdin_w.fd, pp->stdin_q.p, pp->stdin_q.len);
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n < 0) {
 			close_stdin(p); /* EPIPE: the reader is gone */
 			return;
 		}
-		memmove(p->stdin_q.p, p->stdin_q.p + n, p->stdin_q.len - n);
-		p->stdin_q.len -= (size_t)n;
+		memmove(pp->stdin_q.p, pp->stdin_q.p + n, pp->stdin_q.len - n);
+		pp->stdin_q.len -= (size_t)n;
 	}
-	if (p->stdin_w.fd < 0)
+	if (pp->stdin_w.fd < 0)
 		return;
-	if (p->stdin_q.len == 0 && p->stdin_eof)
+	if (pp->stdin_q.len == 0 && pp->stdin_eof)
 		close_stdin(p);
 	else
-		loop_mod(&p->stdin_w, p->stdin_q.len ? EPOLLOUT : 0);
+		loop_mod(&pp->stdin_w, pp->stdin_q.len ? EPOLLOUT : 0);
 }
 
 static void on_stdin(struct loop_watch *w, uint32_t events)
@@ -265,24 +293,29 @@ static void on_stdin(struct loop_watch *w, uint32_t events)
 
 #define STDIN_QUEUE_MAX (1 << 20)
 
+void proc_want_stdin(struct run *p)
+{
+	p->proc->want_stdin = true;
+}
+
 int proc_write(struct run *p, const char *buf, size_t len)
 {
-	if (p->stdin_eof || (p->state == RUN_DONE) ||
-	    (p->state == RUN_RUNNING && p->stdin_w.fd < 0))
+	if (p->proc->stdin_eof || (p->state == RUN_DONE) ||
+	    (p->state == RUN_RUNNING && p->proc->stdin_w.fd < 0))
 		return -EPIPE;
-	if (p->stdin_q.len + len > STDIN_QUEUE_MAX)
+	if (p->proc->stdin_q.len + len > STDIN_QUEUE_MAX)
 		return -EAGAIN;
-	p->want_stdin = true;
-	sb_add(&p->stdin_q, buf, len);
-	if (p->stdin_q.err)
-		return p->stdin_q.err;
+	p->proc->want_stdin = true;
+	sb_add(&p->proc->stdin_q, buf, len);
+	if (p->proc->stdin_q.err)
+		return p->proc->stdin_q.err;
 	flush_stdin(p);
 	return 0;
 }
 
 void proc_eof(struct run *p)
 {
-	p->stdin_eof = true;
+	p->proc->stdin_eof = true;
 	if (p->state == RUN_RUNNING)
 		flush_stdin(p);
 }
@@ -299,16 +332,16 @@ static void arm(struct run *p)
 {
 	int64_t t = 0, poll = loop_now_ms() + TREE_POLL_MS;
 
-	if (p->state == RUN_RUNNING && p->kill_stage == 1)
-		t = p->kill_at;
-	if (p->state == RUN_RUNNING && p->leader_gone && (!t || poll < t))
+	if (p->state == RUN_RUNNING && p->proc->kill_stage == 1)
+		t = p->proc->kill_at;
+	if (p->state == RUN_RUNNING && p->proc->leader_gone && (!t || poll < t))
 		t = poll;
-	if (p->gone_cb && p->state != RUN_RUNNING)
+	if (p->proc->gone_cb && p->state != RUN_RUNNING)
 		t = loop_now_ms() + 10;
 	if (t)
-		loop_timer_add(&p->timer, t, on_timer, p);
+		loop_timer_add(&p->proc->timer, t, on_timer, p);
 	else
-		loop_timer_del(&p->timer);
+		loop_timer_del(&p->proc->timer);
 }
 
 int proc_signal(struct run *p, int sig)
@@ -320,13 +353,13 @@ int proc_signal(struct run *p, int sig)
 		p->end = END_KILLED;
 		p->sig = sig;
 	}
-	contain_signal(&p->cg, sig, 0);
-	if (sig == SIGTERM && p->kill_stage == 0) {
-		p->kill_stage = 1;
-		p->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
+	contain_signal(&p->proc->cg, sig, 0);
+	if (sig == SIGTERM && p->proc->kill_stage == 0) {
+		p->proc->kill_stage = 1;
+		p->proc->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
 		arm(p);
-	} else if (sig == SIGKILL && p->kill_stage == 1) {
-		p->kill_stage = 2; /* nothing is left to wait for */
+	} else if (sig == SIGKILL && p->proc->kill_stage == 1) {
+		p->proc->kill_stage = 2; /* nothing is left to wait for */
 		arm(p);
 	}
 	return 0;
@@ -335,16 +368,16 @@ int proc_signal(struct run *p, int sig)
 /* Unlinks p's files, frees its cgroup and drops it. */
 static void drop_proc(struct sess *s, struct run *p)
 {
-	loop_timer_del(&p->timer);
-	reap_del(&p->reap);
+	loop_timer_del(&p->proc->timer);
+	reap_del(&p->proc->reap);
 	run_forget_files(p, ~0u, sess_trash, s);
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
-	execerr_close(&p->start);
+	execerr_close(&p->proc->start);
 	run_finish(p, 128 + SIGTERM, SIGTERM, END_CANCELED); /* never ran */
 	uncharge(p);
-	contain_free(&p->cg);
+	contain_free(&p->proc->cg);
 	list_del(&p->link);
 	s->nprocs--;
 	p->sess = NULL;
@@ -355,10 +388,10 @@ static void drop_proc(struct sess *s, struct run *p)
  * when it did. */
 static bool finish_removal(struct sess *s, struct run *p)
 {
-	void (*cb)(void *) = p->gone_cb;
-	void *arg = p->gone_arg;
+	void (*cb)(void *) = p->proc->gone_cb;
+	void *arg = p->proc->gone_arg;
 
-	if (!cb || p->state == RUN_RUNNING || !contain_empty(&p->cg))
+	if (!cb || p->state == RUN_RUNNING || !contain_empty(&p->proc->cg))
 		return false;
 	drop_proc(s, p);
 	cb(arg);
@@ -375,9 +408,9 @@ static void ended(struct run *p, int wstatus)
 	output_close(p, &p->pipe_o);
 	output_close(p, &p->pipe_e);
 	close_stdin(p);
-	if (execerr_reaped(&p->start)) {
+	if (execerr_reaped(&p->proc->start)) {
 		/* it never ran its command: an error, not the command's exit */
-		sess_error(s, "procs/%s: %s", p->name, p->start.why);
+		sess_error(s, "procs/%s: %s", p->name, p->proc->start.why);
 		end = END_ERROR;
 	}
 	if (WIFSIGNALED(wstatus))
@@ -387,8 +420,8 @@ static void ended(struct run *p, int wstatus)
 	uncharge(p);
 	log_msg(LOG_INFO, "session %s: procs/%s ended (%s, exit %d)", s->name,
 		p->name, run_state_name(p), p->exit_code);
-	if (p->end == END_KILLED || p->gone_cb)
-		contain_kill(&p->cg); /* the rest of its tree */
+	if (p->end == END_KILLED || p->proc->gone_cb)
+		contain_kill(&p->proc->cg); /* the rest of its tree */
 	if (!finish_removal(s, p))
 		arm(p);
 }
@@ -401,16 +434,17 @@ static void on_timer(struct loop_timer *t)
 	/* A tree that went within the grace ended as its leader did; one
 	 * that needed KILL ended by KILL, whatever ended its leader, once
 	 * the KILLed are gone too (they take a moment to exit). */
-	if (running && p->leader_gone && contain_empty(&p->cg)) {
-		ended(p, p->kill_stage == 2 ? W_EXITCODE(0, SIGKILL) :
-					      p->leader_wstatus);
+	if (running && p->proc->leader_gone && contain_empty(&p->proc->cg)) {
+		ended(p, p->proc->kill_stage == 2 ? W_EXITCODE(0, SIGKILL) :
+					      p->proc->leader_wstatus);
 		return;
 	}
-	if (running && p->kill_stage == 1 && loop_now_ms() >= p->kill_at) {
+	if (running && p->proc->kill_stage == 1 &&
+	    loop_now_ms() >= p->proc->kill_at) {
 		sess_error(p->sess, "procs/%s outlived SIGTERM: SIGKILL",
 			   p->name);
-		contain_kill(&p->cg);
-		p->kill_stage = 2;
+		contain_kill(&p->proc->cg);
+		p->proc->kill_stage = 2;
 	}
 	if (!finish_removal(p->sess, p))
 		arm(p);
@@ -422,10 +456,10 @@ static void reaped(struct reap_watch *w, int wstatus)
 {
 	struct run *p = w->arg;
 
-	p->cg.leader = 0; /* reaped: its pid may be reused */
-	if (p->kill_stage && !contain_empty(&p->cg)) {
-		p->leader_gone = true;
-		p->leader_wstatus = wstatus;
+	p->proc->cg.leader = 0; /* reaped: its pid may be reused */
+	if (p->proc->kill_stage && !contain_empty(&p->proc->cg)) {
+		p->proc->leader_gone = true;
+		p->proc->leader_wstatus = wstatus;
 		arm(p);
 		return;
 	}
@@ -434,14 +468,14 @@ static void reaped(struct reap_watch *w, int wstatus)
 
 int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg)
 {
-	if (p->gone_cb)
+	if (p->proc->gone_cb)
 		return -EBUSY;
-	p->gone_cb = cb;
-	p->gone_arg = arg;
+	p->proc->gone_cb = cb;
+	p->proc->gone_arg = arg;
 	if (p->state == RUN_RUNNING)
 		return proc_signal(p, SIGTERM);
 	/* its leader is gone; what it left behind goes too */
-	contain_kill(&p->cg);
+	contain_kill(&p->proc->cg);
 	if (!finish_removal(s, p))
 		arm(p);
 	return 0;
@@ -472,15 +506,15 @@ void proc_save(const struct run *p, struct state_w *w)
 {
 	state_open(w, SSTATE_PROC);
 	run_save_fields(p, w);
-	state_put(w, PK_STDIN_Q, p->stdin_q.p, p->stdin_q.len);
-	state_put_fd(w, PK_STDIN_W, p->stdin_w.fd);
-	state_put_u64(w, PK_WANT_STDIN, p->want_stdin);
-	state_put_u64(w, PK_STDIN_EOF, p->stdin_eof);
+	state_put(w, PK_STDIN_Q, p->proc->stdin_q.p, p->proc->stdin_q.len);
+	state_put_fd(w, PK_STDIN_W, p->proc->stdin_w.fd);
+	state_put_u64(w, PK_WANT_STDIN, p->proc->want_stdin);
+	state_put_u64(w, PK_STDIN_EOF, p->proc->stdin_eof);
 	/* not in a checkpoint: after a crash that process is no child of
 	 * the next server, whose reap would never see it end */
 	if (!w->no_fds)
-		state_put_i64(w, PK_LEADER, p->cg.leader);
-	state_put_u64(w, PK_FD_CHARGE, p->fd_charge);
+		state_put_i64(w, PK_LEADER, p->proc->cg.leader);
+	state_put_u64(w, PK_FD_CHARGE, p->proc->fd_charge);
 	state_close(w);
 }
 
@@ -493,20 +527,18 @@ static void adopt(struct run *p, const struct state_r *o)
 	pid_t pid = (pid_t)state_get_i64(o, PK_LEADER, 0);
 
 	if (state_get(o, PK_STDIN_Q, &q, &len))
-		sb_add(&p->stdin_q, q, len);
-	p->want_stdin = state_get_u64(o, PK_WANT_STDIN, 0) != 0;
-	p->stdin_eof = state_get_u64(o, PK_STDIN_EOF, 0) != 0;
-	if (fd >= 0) {
-		p->stdin_w = (struct loop_watch){ fd, on_stdin, p };
-		loop_add(&p->stdin_w,
-			 p->stdin_q.len || p->stdin_eof ? EPOLLOUT : 0);
-	}
-	p->fd_charge = (unsigned)state_get_u64(o, PK_FD_CHARGE, 0);
-	if (p->fd_charge && fdq_charge(p->sess->uid, p->fd_charge, -1) < 0)
-		p->fd_charge = 0;
+		sb_add(&p->proc->stdin_q, q, len);
+	p->proc->want_stdin = state_get_u64(o, PK_WANT_STDIN, 0) != 0;
+	p->proc->stdin_eof = state_get_u64(o, PK_STDIN_EOF, 0) != 0;
+	if (fd >= 0)
+		watch_stdin(p, fd);
+	p->proc->fd_charge = (unsigned)state_get_u64(o, PK_FD_CHARGE, 0);
+	if (p->proc->fd_charge &&
+	    fdq_charge(p->sess->uid, p->proc->fd_charge, -1) < 0)
+		p->proc->fd_charge = 0;
 	if (p->state == RUN_RUNNING && pid > 0) {
-		p->cg.leader = p->cg.sid = pid;
-		reap_add(&p->reap, pid, reaped, p);
+		p->proc->cg.leader = p->proc->cg.sid = pid;
+		reap_add(&p->proc->reap, pid, reaped, p);
 	} else if (p->state == RUN_RUNNING) {
 		/* the crash case: its process was not handed over */
 		sess_error(p->sess, "procs/%s: lost by a restart of sessionfs",
@@ -520,15 +552,15 @@ int proc_restore(struct sess *s, const struct state_r *o)
 	char tag[32];
 	struct run *p = run_restore_fields(o);
 
-	if (!p)
+	if (!p || add_part(p) < 0) {
+		if (p)
+			run_unref(p);
 		return -ENOMEM;
+	}
 	snprintf(tag, sizeof(tag), "p%llu", (unsigned long long)p->id);
-	p->cg.dfd = -1;
-	p->cg.parent_dfd = s->cg.dfd;
-	p->cg.nested = s->cg.dfd >= 0;
-	snprintf(p->cg.name, sizeof(p->cg.name), "%s", tag);
-	p->is_proc = true;
-	p->start.w.fd = -1;
+	p->proc->cg.parent_dfd = s->cg.dfd;
+	p->proc->cg.nested = s->cg.dfd >= 0;
+	snprintf(p->proc->cg.name, sizeof(p->proc->cg.name), "%s", tag);
 	p->sess = s;
 	list_add_tail(&s->procs, &p->link);
 	s->nprocs++;

@@ -67,8 +67,7 @@ struct run *run_new_empty(void)
 	r->refs = 1;
 	r->state = RUN_QUEUED;
 	r->out.fd = r->err.fd = r->all.fd = -1;
-	r->pipe_o.fd = r->pipe_e.fd = r->stdin_w.fd = -1;
-	r->cg.dfd = -1;
+	r->pipe_o.fd = r->pipe_e.fd = -1;
 	list_init(&r->link);
 	list_init(&r->qlink);
 	list_init(&r->waiters);
@@ -128,7 +127,6 @@ void run_unref(struct run *r)
 	spool_close(&r->out);
 	spool_close(&r->err);
 	outidx_close(&r->all);
-	free(r->stdin_q.p);
 	if (r->part_free)
 		r->part_free(r);
 	free(r->name);
@@ -371,9 +369,4 @@ void run_set_timeout(struct run *r, uint64_t ms)
 {
 	r->timeout_ms = ms;
 	r->has_timeout = true;
-}
-
-void run_want_stdin(struct run *r)
-{
-	r->want_stdin = true;
 }

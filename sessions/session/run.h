@@ -8,16 +8,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "sessions/core/list.h"
-#include "sessions/core/execerr.h"
 #include "sessions/core/loop.h"
-#include "sessions/core/contain.h"
-#include "sessions/core/reap.h"
 #include "sessions/session/spool.h"
-#include "sessions/core/strbuf.h"
 
 struct sess;
 struct ctx;
 struct ctx_exec;
+struct proc_part;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
 /* Which of its files a run has made, so that only those are unlinked. */
@@ -54,6 +51,7 @@ struct run {
 	bool has_timeout;	 /* timeout_ms was set for this run */
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
+	int64_t ended_wall;
 	int64_t deadline; /* monotonic ms when its timeout ends it, or 0 */
 	bool has_cmd;	  /* its command is written (it runs only once) */
 	unsigned files;	  /* RUN_F_* of the files it has in the session dir */
@@ -67,29 +65,12 @@ struct run {
 	struct list qlink;   /* session's queue while queued */
 	struct list waiters; /* parked filesystem requests */
 
-	/* Background processes (procs/NAME) are runs started apart from the
-	 * shell; these fields are theirs. */
+	/* A background process (procs/NAME) is a run started apart from the
+	 * shell; what only it has is its part (proc.h), NULL in other runs. */
 	bool is_proc;
+	struct proc_part *proc;
 	/* A terminal's output (tty.c) is a run that is never queued. */
 	bool is_tty;
-	struct contain cg;     /* the process's own cgroup */
-	unsigned fd_charge;    /* descriptors counted as its owner's (fdq.h) */
-	bool want_stdin;       /* stdin was opened for writing before start */
-	struct strbuf stdin_q; /* bytes not yet taken by the process */
-	struct loop_watch stdin_w; /* write end of its stdin, or fd -1 */
-	bool stdin_eof;		   /* close stdin once the queue is written */
-	int kill_stage;		   /* 0, 1 (signalled), 2 (KILLed) */
-	int64_t kill_at;
-	/* Its leader died during its kill's grace while the rest of its tree
-	 * lived on: the wait status, kept until the tree is gone. */
-	bool leader_gone;
-	int leader_wstatus;
-	struct loop_timer timer; /* kill_at, or polls its cgroup for rmdir */
-	struct reap_watch reap;	 /* its exit */
-	struct execerr start;	 /* why it did not start its bash */
-	int64_t ended_wall;
-	void (*gone_cb)(void *arg); /* rmdir procs/NAME waiting */
-	void *gone_arg;
 
 	/* An execution of a code context (contexts/NAME): its context
 	 * (NULL once it is gone) and what it produced. */
@@ -137,7 +118,5 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 
 /* A queued run's own timeout (runs/N/timeout). */
 void run_set_timeout(struct run *r, uint64_t ms);
-/* A process not started yet gets a pipe for its stdin. */
-void run_want_stdin(struct run *r);
 
 #endif

@@ -370,8 +370,8 @@ int sess_delete(struct sess *s, void (*cb)(void *), void *arg)
 	s->ctl_fd = -1;
 	contain_signal(&s->cg, SIGTERM, 0);
 	for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
-		contain_signal(&list_entry(l, struct run, link)->cg, SIGTERM,
-			       0);
+		contain_signal(&list_entry(l, struct run, link)->proc->cg,
+			       SIGTERM, 0);
 	sess_parts_hangup(s);
 	if (s->pid) {
 		driver_sched(s, false);

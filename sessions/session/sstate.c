@@ -69,8 +69,9 @@ int sstate_busy(void)
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		if (s->dying || s->kill_stage || s->reset)
 			return -EBUSY;
-		for (struct list *l = s->procs.next; l != &s->procs; l = l->next)
-			if (list_entry(l, struct run, link)->kill_stage)
+		for (struct list *l = s->procs.next; l != &s->procs;
+		     l = l->next)
+			if (list_entry(l, struct run, link)->proc->kill_stage)
 				return -EBUSY;
 	}
 	return 0;
