@@ -133,7 +133,7 @@ static const struct fent root_tab[] = {
 	{ "env", FT_ROOTENV, FENT_DIR, &fam_rootenv_ops, 0, HOME_DIR,
 	  "variables of every session, present and future" },
 	{ "files", FT_FILES, FENT_DIR, &files_fops, 0, HOME_DIR,
-	  "the workspace (the sessions' default cwd), passed through" },
+	  "the workspace, passed through (sessions work in the directory itself)" },
 	{ "health", FT_HEALTH, FENT_RO, &fam_health_ops, 0, HOME_DIR,
 	  "\"ok\", then counts for probes, one key value a line" },
 	{ "metrics", FT_METRICS, FENT_RO, &fam_metrics_ops, 0, HOME_DIR,
