@@ -508,12 +508,9 @@ void contain_save(struct state_w *w)
 
 void contain_restore(const struct state_r *o)
 {
-	char *path = state_get_str(o, CK_BASE_PATH);
-
 	base_fd = state_get_fd(o, CK_BASE_FD);
 	watchdog_fd = state_get_fd(o, CK_WATCHDOG);
-	snprintf(base_path, sizeof(base_path), "%s", path ? path : "");
-	free(path);
+	state_get_buf(o, CK_BASE_PATH, base_path, sizeof(base_path));
 	if (base_fd >= 0 && watchdog_fd < 0)
 		contain_watchdog();
 }

@@ -259,6 +259,25 @@ char *state_get_str(const struct state_r *o, uint16_t key)
 	return s;
 }
 
+bool state_get_buf(const struct state_r *o, uint16_t key, char *buf,
+		   size_t size)
+{
+	const void *p = NULL;
+	size_t len = 0;
+	bool ok = state_get(o, key, &p, &len) && !memchr(p, 0, len);
+
+	if (size == 0)
+		return ok;
+	if (!ok)
+		len = 0;
+	if (len >= size)
+		len = size - 1;
+	if (len)
+		memcpy(buf, p, len);
+	buf[len] = '\0';
+	return ok;
+}
+
 int state_get_fd(const struct state_r *o, uint16_t key)
 {
 	uint64_t v = state_get_u64(o, key, UINT64_MAX);

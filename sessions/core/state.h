@@ -84,6 +84,10 @@ uint64_t state_get_u64(const struct state_r *o, uint16_t key, uint64_t dflt);
 int64_t state_get_i64(const struct state_r *o, uint16_t key, int64_t dflt);
 /* A malloc'd copy with a NUL, or NULL when absent (or on ENOMEM). */
 char *state_get_str(const struct state_r *o, uint16_t key);
+/* The same into buf (size bytes, cut to fit as snprintf cuts), "" when
+ * absent: returns whether it was there. */
+bool state_get_buf(const struct state_r *o, uint16_t key, char *buf,
+		   size_t size);
 /* A descriptor handed over, close-on-exec again, or -1 when absent, not
  * open or one of 0, 1, 2. */
 int state_get_fd(const struct state_r *o, uint16_t key);

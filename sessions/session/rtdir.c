@@ -223,16 +223,10 @@ void rtdir_save(struct state_w *w)
 
 int rtdir_restore(const struct state_r *o)
 {
-	char *path = state_get_str(o, RK_PATH);
-
 	rt_fd = state_get_fd(o, RK_FD);
 	live_fd = state_get_fd(o, RK_LIVE);
-	if (rt_fd < 0 || !path) {
-		free(path);
+	if (rt_fd < 0 || !state_get_buf(o, RK_PATH, rt_path, sizeof(rt_path)))
 		return rtdir_init(); /* a checkpoint: a directory of its own */
-	}
-	snprintf(rt_path, sizeof(rt_path), "%s", path);
-	free(path);
 	set_budget();
 	return 0;
 }

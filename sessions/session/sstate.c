@@ -226,9 +226,9 @@ static int restore_run(struct sess *s, const struct state_r *o)
 
 static void restore_shell(struct sess *s, const struct state_r *o)
 {
+	char cg[sizeof(s->cg.name)];
 	const void *p;
 	size_t len;
-	char *cg = state_get_str(o, K_CG_NAME);
 
 	s->pid = (pid_t)state_get_i64(o, K_PID, 0);
 	s->ctl_fd = state_get_fd(o, K_CTL_FD);
@@ -241,8 +241,8 @@ static void restore_shell(struct sess *s, const struct state_r *o)
 	s->fifo.gen = (unsigned)state_get_u64(o, K_FIFO_GEN, 0);
 	s->fifo.o = state_get_fd(o, K_FIFO_O);
 	s->fifo.e = state_get_fd(o, K_FIFO_E);
-	contain_adopt(&s->cg, state_get_fd(o, K_CG_DFD), cg ? cg : "");
-	free(cg);
+	state_get_buf(o, K_CG_NAME, cg, sizeof(cg));
+	contain_adopt(&s->cg, state_get_fd(o, K_CG_DFD), cg);
 	s->cg.sid = (pid_t)state_get_i64(o, K_CG_SID, 0);
 	if (s->pid > 0 && (s->ctl_fd < 0 || s->res.fd < 0)) {
 		/* not handed over (a crash): the next run starts a shell */
@@ -258,14 +258,11 @@ static void restore_shell(struct sess *s, const struct state_r *o)
 
 static void restore_fields(struct sess *s, const struct state_r *o)
 {
-	char *name = state_get_str(o, K_NAME), *dir = state_get_str(o, K_DIR);
 	const void *p;
 	size_t len;
 
-	snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
-	snprintf(s->dir, sizeof(s->dir), "%s", dir ? dir : "");
-	free(name);
-	free(dir);
+	state_get_buf(o, K_NAME, s->name, sizeof(s->name));
+	state_get_buf(o, K_DIR, s->dir, sizeof(s->dir));
 	s->uid = (uid_t)state_get_u64(o, K_UID, 0);
 	s->gid = (gid_t)state_get_u64(o, K_GID, 0);
 	s->cwd = state_get_str(o, K_CWD);

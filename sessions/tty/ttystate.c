@@ -159,7 +159,6 @@ static void restore_fields(struct tty *t, const struct state_r *o)
 {
 	const void *p;
 	size_t len;
-	char *why;
 
 	t->state = (enum tty_state)in_range(o, K_STATE, TTY_NONE, TTY_EXITED,
 					    TTY_EXITED);
@@ -188,10 +187,7 @@ static void restore_fields(struct tty *t, const struct state_r *o)
 	 * may still say why it did not */
 	t->start.w.fd = handed_fd(o, K_START_FD);
 	t->start.w.arg = &t->start;
-	why = state_get_str(o, K_START_WHY);
-	if (why)
-		snprintf(t->start.why, sizeof(t->start.why), "%s", why);
-	free(why);
+	state_get_buf(o, K_START_WHY, t->start.why, sizeof(t->start.why));
 }
 
 /* The output run, of t's session again. */
