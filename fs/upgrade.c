@@ -88,15 +88,36 @@ void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
 		up.exe[n - 10] = '\0';
 }
 
+/* The bytes of w in a new memfd (flags as memfd_create's), sealed
+ * against changes and read from its start: the descriptor, or -errno. */
+static int to_memfd(struct state_w *w, const char *name, unsigned flags)
+{
+	const void *p;
+	size_t len;
+	int fd, rc = state_w_bytes(w, &p, &len);
+
+	if (rc < 0)
+		return rc;
+	fd = memfd_create(name, flags | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0) {
+		rc = errno ? -errno : -EIO;
+		close(fd);
+		return rc;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
+	return fd;
+}
+
 /* What the keeper hands a server started after a crash: the note (the
  * connection's INIT and where the runtime directory is) with
  * /dev/fuse and the runtime directory's descriptors. */
 static void note_keeper(void)
 {
-	int fds[KEEPER_FDS_MAX], fd = -1, rc;
+	int fds[KEEPER_FDS_MAX], fd, rc = 0;
 	struct state_w w;
-	const void *p;
-	size_t len, n = 1;
+	size_t n = 1;
 
 	state_w_init(&w);
 	state_open(&w, UPK_FS);
@@ -104,11 +125,9 @@ static void note_keeper(void)
 	state_put(&w, F_INIT, up.init, up.init_len);
 	state_close(&w);
 	sstate_save_dirs(&w);
-	rc = state_w_bytes(&w, &p, &len);
-	if (rc == 0 && (fd = memfd_create("sessionfs-note", MFD_CLOEXEC)) < 0)
-		rc = -errno;
-	if (rc == 0 && write(fd, p, len) != (ssize_t)len)
-		rc = -EIO;
+	fd = to_memfd(&w, "sessionfs-note", MFD_CLOEXEC);
+	if (fd < 0)
+		rc = fd;
 	fds[0] = fd;
 	for (size_t i = 0; rc == 0 && i < w.nfds && n < KEEPER_FDS_MAX; i++)
 		fds[n++] = w.fds[i];
@@ -181,10 +200,6 @@ static void go_back(const struct state_r *fs)
 /* The whole state, in a memfd that the next program inherits. */
 static int save(struct state_w *w)
 {
-	const void *p;
-	size_t len;
-	int fd, rc;
-
 	state_w_init(w);
 	sstate_save(w); /* UPK_LAYER */
 	state_open(w, UPK_FS);
@@ -206,19 +221,8 @@ static int save(struct state_w *w)
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	files_save(w); /* UPK_FILES */
-	rc = state_w_bytes(w, &p, &len);
-	if (rc < 0)
-		return rc;
-	fd = memfd_create("sessionfs-state", MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0) {
-		rc = errno ? -errno : -EIO;
-		close(fd);
-		return rc;
-	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
-	return fd;
+	/* not close-on-exec: the next program inherits it */
+	return to_memfd(w, "sessionfs-state", 0);
 }
 
 /* Runs the new program on the state (--check-state): 0 when it can read
