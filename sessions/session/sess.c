@@ -115,24 +115,33 @@ static int sess_setup(struct sess *s)
 	return rc;
 }
 
-/* A session with its directory, cgroup, cwd and variables, known by id
- * but to nobody by name (OBJ_NONE) until sess_create names it. */
-static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
+struct sess *sess_blank(enum obj_kind kind)
 {
 	struct sess *s = calloc(1, sizeof(*s));
 
-	*rc = -ENOMEM;
 	if (!s)
 		return NULL;
-	s->id = objs_add(OBJ_NONE, s);
-	s->uid = uid;
-	s->gid = gid;
+	s->id = objs_add(kind, s);
 	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
 	list_init(&s->queue);
 	list_init(&s->runs);
 	list_init(&s->procs);
 	list_init(&s->ctxs);
 	list_init(&s->parts);
+	return s;
+}
+
+/* A session with its directory, cgroup, cwd and variables, known by id
+ * but to nobody by name (OBJ_NONE) until sess_create names it. */
+static struct sess *sess_alloc(uid_t uid, gid_t gid, int *rc)
+{
+	struct sess *s = sess_blank(OBJ_NONE);
+
+	*rc = -ENOMEM;
+	if (!s)
+		return NULL;
+	s->uid = uid;
+	s->gid = gid;
 	*rc = sess_setup(s);
 	if (*rc == 0)
 		return s;

@@ -101,6 +101,9 @@ extern bool (*sess_quiet_hook)(void);
 /* Removes this instance's runtime directory and cgroup (after
  * sess_shutdown has ended every session). */
 void sess_fini(void);
+/* A session with nothing yet: its id (an object of kind), no shell,
+ * empty lists; for sess.c and a restore (sstate.c). NULL on ENOMEM. */
+struct sess *sess_blank(enum obj_kind kind);
 /* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
 /* Makes the next session of made's owner ahead, its shell started,

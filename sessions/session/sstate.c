@@ -305,19 +305,13 @@ static void restore_children(struct sess *s, const struct state_r *o)
 /* A session of o, or NULL (said in the log). */
 static struct sess *restore_sess(const struct state_r *o)
 {
-	struct sess *s = calloc(1, sizeof(*s));
+	struct sess *s;
 	char dname[32];
 
+	objs_reuse(state_get_u64(o, K_ID, 0));
+	s = sess_blank(OBJ_SESS);
 	if (!s)
 		return NULL;
-	objs_reuse(state_get_u64(o, K_ID, 0));
-	s->id = objs_add(OBJ_SESS, s);
-	s->ctl_fd = s->res.fd = s->fifo.o = s->fifo.e = -1;
-	list_init(&s->queue);
-	list_init(&s->runs);
-	list_init(&s->procs);
-	list_init(&s->ctxs);
-	list_init(&s->parts);
 	restore_fields(s, o);
 	snprintf(dname, sizeof(dname), "s%llu", (unsigned long long)s->id);
 	if (s->dirfd < 0) /* a checkpoint's: its directory is there */
