@@ -111,26 +111,36 @@ static int reuse_last(struct ctx_exec *e, const struct ctx_ids *ids)
 	return 0;
 }
 
+struct ctx_result *ctx_exec_add_result(struct ctx_exec *e)
+{
+	struct ctx_result *r;
+
+	if (e->nres == e->cap) {
+		size_t n = e->cap ? e->cap * 2 : 8;
+		struct ctx_result **v = realloc(e->res, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		e->res = v;
+		e->cap = n;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->no = (unsigned)e->nres + 1;
+	e->res[e->nres++] = r;
+	return r;
+}
+
 static int new_result(struct ctx_exec *e, const struct ctx_ids *ids)
 {
 	struct ctx_result *r;
 
 	if (e->nres > CTX_RESULTS_MAX)
 		return reuse_last(e, ids);
-	if (e->nres == e->cap) {
-		size_t n = e->cap ? e->cap * 2 : 8;
-		struct ctx_result **v = realloc(e->res, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		e->res = v;
-		e->cap = n;
-	}
-	r = calloc(1, sizeof(*r));
+	r = ctx_exec_add_result(e);
 	if (!r)
 		return -ENOMEM;
-	r->no = (unsigned)e->nres + 1;
-	e->res[e->nres++] = r;
 	r->id = ids ? ids->add(r) : 0;
 	return 0;
 }

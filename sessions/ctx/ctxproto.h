@@ -133,6 +133,9 @@ size_t ctx_exec_bytes(const struct ctx_exec *e);
  * error's value and traceback (the name stays, 256 bytes of it at
  * most). */
 void ctx_exec_shed(struct ctx_exec *e);
+/* A new empty result at the end of e's (numbered, no id yet), or NULL
+ * on ENOMEM. */
+struct ctx_result *ctx_exec_add_result(struct ctx_exec *e);
 /* The result that is the last expression's value, or NULL. */
 const struct ctx_result *ctx_exec_main(const struct ctx_exec *e);
 /* `error`: "" or {"name": ..., "value": ..., "traceback": [...]}\n. */

@@ -119,24 +119,12 @@ static int restore_result(struct ctx_exec *e, const struct state_r *o,
 			  const struct ctx_ids *ids)
 {
 	struct ctx_result *r;
-	struct ctx_result **v;
 
 	if (e->nres > CTX_RESULTS_MAX)
 		return -EINVAL; /* past the bound only the latest is kept */
-	if (e->nres == e->cap) {
-		size_t n = e->cap ? e->cap * 2 : 8;
-
-		v = realloc(e->res, n * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		e->res = v;
-		e->cap = n;
-	}
-	r = calloc(1, sizeof(*r));
+	r = ctx_exec_add_result(e);
 	if (!r)
 		return -ENOMEM;
-	r->no = (unsigned)e->nres + 1;
-	e->res[e->nres++] = r;
 	/* one value at most, as the "main" frame allows */
 	r->main = state_get_u64(o, E_MAIN, 0) && !ctx_exec_main(e);
 	r->id = state_get_u64(o, E_ID, 0);
