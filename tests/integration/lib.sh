@@ -94,16 +94,19 @@ now_ms() {
 . "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 SFS_BIN=${SESSIONFS_BIN:-$(sfs_default_bin)}
 
-# sfs_drop_copied_mounts: in a new mount namespace (sfs_run_in_ns), detach
-# the copies of every FUSE mount that existed when it was made. The root
-# mount here is private, so such a copy is not unmounted with its
-# original: it keeps that filesystem alive, and an unmount by the test
-# that mounted it (run at the same time) would not end its daemon until
-# this namespace is gone.
+# sfs_drop_copied_mounts [KEEP]: in a new mount namespace (sfs_run_in_ns,
+# or a test's consumer in `unshare --mount`), detach the copies of every
+# FUSE mount that existed when it was made, but KEEP (the test's own, that
+# the consumer uses). The root mount here is private, so such a copy is
+# not unmounted with its original: it keeps that filesystem alive, and an
+# unmount by the test that mounted it (run at the same time) would not
+# end its daemon until this namespace is gone. (A `bash -c` in such a
+# namespace gets it as "$(declare -f sfs_drop_copied_mounts)".)
 sfs_drop_copied_mounts() {
 	local mp
 	awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) ~ /^fuse(\.|blk|$)/) print $5 }' \
 		/proc/self/mountinfo | sort -r | while read -r mp; do
+		[ -n "${1:-}" ] && [ "$mp" = "$1" ] && continue
 		umount -l "$mp" 2>/dev/null
 	done
 }

@@ -197,9 +197,8 @@ check "mkdir sessions/u" sfs_mkdir "$U"
 check "mkdir sessions/l" sfs_mkdir "$L"
 # (its namespace copies every mount there is: it lets go of the FUSE
 # mounts of other tests at once, or their unmounts would not end them)
-timeout -k 2 120 unshare --mount --propagation private bash -c '
-awk "{ for (i = 7; \$i != \"-\"; i++); if (\$(i + 1) ~ /^fuse/) print \$5 }" /proc/self/mountinfo |
-	while read -r mp; do [ "$mp" = "$4" ] || umount -l "$mp" 2>/dev/null; done
+timeout -k 2 120 unshare --mount --propagation private bash -c "$(declare -f sfs_drop_copied_mounts)"'
+sfs_drop_copied_mounts "$4"
 n=0 bad=0
 until [ -e "$2" ]; do
 	n=$((n + 1))

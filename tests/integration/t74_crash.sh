@@ -214,10 +214,9 @@ CONSUME='n=0; until [ -e "$3" ]; do
 done'
 # (its namespace copies every mount there is: it lets go of the FUSE
 # mounts of other tests at once, or their unmounts would not end them)
-DROP='awk "{ for (i = 7; \$i != \"-\"; i++); if (\$(i + 1) ~ /^fuse/) print \$5 }" /proc/self/mountinfo |
-	while read -r mp; do [ "$mp" = "$1" ] || umount -l "$mp" 2>/dev/null; done; '
 timeout -k 2 200 unshare --mount --propagation slave bash -c \
-	"$DROP"'mount --bind "$1" "$5" || exit 1; '"$CONSUME" _ "$MNT" "$SFS_TMP/ns" "$STOP" "$SFS_TMP/C" "$SFS_TMP/C" \
+	"$(declare -f sfs_drop_copied_mounts)"'
+sfs_drop_copied_mounts "$1"; mount --bind "$1" "$5" || exit 1; '"$CONSUME" _ "$MNT" "$SFS_TMP/ns" "$STOP" "$SFS_TMP/C" "$SFS_TMP/C" \
 	</dev/null >/dev/null 2>"$SFS_TMP/ns.start" {SFS_OUT}>&- {SFS_ERR}>&- &
 CONSUMERS=("$!")
 timeout -k 2 200 bash -c "$CONSUME" _ "$MNT" "$SFS_TMP/host" "$STOP" "$MNT" \
