@@ -18,6 +18,7 @@
 #include "sessions/ctx/ctx.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
+#include "pump.h"
 #include "unit.h"
 
 /* The session's shell is not used here: it only has to live. */
@@ -26,38 +27,6 @@ static const char idle_shell[] = "#!/bin/bash\nwhile read -r l; do :; done\n";
 static char base[64];
 static char dir[4096];
 static struct sess *S;
-
-static bool (*until)(void *);
-static void *until_arg;
-static bool timed_out;
-static struct loop_timer guard;
-
-static void on_guard(struct loop_timer *t)
-{
-	(void)t;
-	timed_out = true;
-}
-
-static void on_idle(void)
-{
-	if (timed_out || until(until_arg))
-		loop_stop();
-}
-
-/* Runs the loop until cond(arg) holds or ms pass; returns cond(arg). */
-static bool pump(bool (*cond)(void *), void *arg, int ms)
-{
-	if (cond(arg))
-		return true;
-	until = cond;
-	until_arg = arg;
-	timed_out = false;
-	loop_timer_add(&guard, loop_now_ms() + ms, on_guard, NULL);
-	loop_set_idle(on_idle);
-	ck_assert_int_eq(loop_run(), 0);
-	loop_timer_del(&guard);
-	return cond(arg);
-}
 
 static bool run_done(void *id)
 {

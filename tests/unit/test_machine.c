@@ -10,6 +10,7 @@
 #include "sessions/core/loop.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
+#include "pump.h"
 #include "unit.h"
 
 /* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN KEY"
@@ -60,38 +61,6 @@ static void base_teardown(void)
 }
 
 /* ---- driving the loop ---- */
-
-static bool (*until)(void *);
-static void *until_arg;
-static bool timed_out;
-static struct loop_timer guard;
-
-static void on_guard(struct loop_timer *t)
-{
-	(void)t;
-	timed_out = true;
-}
-
-static void on_idle(void)
-{
-	if (timed_out || until(until_arg))
-		loop_stop();
-}
-
-/* Runs the loop until cond(arg) holds or ms pass; returns cond(arg). */
-static bool pump(bool (*cond)(void *), void *arg, int ms)
-{
-	if (cond(arg))
-		return true;
-	until = cond;
-	until_arg = arg;
-	timed_out = false;
-	loop_timer_add(&guard, loop_now_ms() + ms, on_guard, NULL);
-	loop_set_idle(on_idle);
-	ck_assert_int_eq(loop_run(), 0);
-	loop_timer_del(&guard);
-	return cond(arg);
-}
 
 static bool is_done(void *r)
 {
