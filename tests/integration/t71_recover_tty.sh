@@ -69,9 +69,22 @@ sfs_write "$T/quiet" 300 5
 timeout 20 cat "$T/quiet" >/dev/null
 for f in screen scrollback title; do timeout 5 cat "$T/$f" >"$SFS_TMP/before/$f"; done
 RT=$(sed -n 's/.*spool budget: [0-9]* bytes in \(.*\)$/\1/p' "$SFS_TMP/daemon.log" | head -n 1)
-: >"$SFS_TMP/ckpt.mark"
+# each checkpoint is a new file (renamed over the old): its inode number
+# and mtime tell one from the next, where comparing with a mark file's
+# mtime would not (two made in the same clock tick compare equal, the
+# flake this replaced). Wait until no checkpoint is due
+# (300 ms without a new one), so that the next one follows the change.
+ckpt_ino() { stat -c '%i %y' "$RT/checkpoint" 2>/dev/null; }
+ckpt_settled() {
+	local a
+	a=$(ckpt_ino)
+	sleep 0.3
+	[ "$a" = "$(ckpt_ino)" ]
+}
+sfs_until 10 ckpt_settled
+INO0=$(ckpt_ino)
 sfs_write "$T/quiet" 200 5 # a change that a checkpoint keeps
-ckpt_newer() { [ -n "$(find "$RT/checkpoint" -newer "$SFS_TMP/ckpt.mark" 2>/dev/null)" ]; }
+ckpt_newer() { [ "$(ckpt_ino)" != "$INO0" ]; }
 check "a checkpoint is written after the last change" sfs_until 10 ckpt_newer
 
 # 3. kill -9
