@@ -7,8 +7,9 @@
 # its own, soft and hard) and the tree has 50,000 files: du, find and
 # grep -r over it give no error, while a session's runs keep their
 # output; the nodes' descriptors stay at their bound (read from metrics);
-# a node evicted long ago is opened again from its handle, across a
-# rename in the backing directory; a file deleted there is gone.
+# an upgrade in place keeps every node; a node evicted long ago is
+# opened again from its handle, across a rename in the backing
+# directory; a file deleted there is gone.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -63,7 +64,8 @@ NODES=$(metric files_nodes)
 FDS=$(metric files_node_fds)
 BOUND=$(metric files_node_fds_bound)
 note "nodes $NODES, their descriptors $FDS, bound $BOUND"
-assert_true "the kernel remembers the walked files (nodes $NODES)" "" test "${NODES:-0}" -gt 10000
+# how many the kernel still remembers depends on its memory pressure
+# (not asserted: the unit test test_files.c evicts for certain)
 assert_true "their descriptors stay at the bound ($FDS <= $BOUND)" "" test -n "$FDS" -a "${FDS:-99999}" -le "${BOUND:-0}"
 DFDS=$(find "/proc/$SFS_SERVER/fd" -mindepth 1 2>/dev/null | wc -l)
 assert_true "the daemon holds $DFDS descriptors, below its limit 2048" "" test "$DFDS" -lt 2048
@@ -74,6 +76,42 @@ wait "$RUNS"
 assert_eq 0 "$?" "the runs during the walks kept their output ($(cat "$SFS_TMP/runs.out"))"
 assert_eq "" "$(timeout 5 cat "$S/error")" "no error line in the session"
 assert_eq "0" "$(metric fd_refusals_total)" "no open refused for the descriptor bounds"
+
+# an upgrade in place keeps every node, evicted ones by their handles:
+# 1,000 files held open through files/ (more than the bound) keep their
+# inodes in the kernel whatever its memory pressure
+cat >"$SFS_TMP/hold.py" <<'EOF'
+import os, sys, time
+top, ready, go, out = sys.argv[1:5]
+fds = {}
+for i in range(1000, 2000):
+    fds[i] = os.open("%s/d%03d/f%05d" % (top, i // 100, i), os.O_RDONLY)
+open(ready, "w").close()
+for _ in range(1200):
+    if os.path.exists(go):
+        break
+    time.sleep(0.1)
+bad = [i for i, fd in fds.items() if os.pread(fd, 16, 0) != b"f%05d\n" % i]
+with open(out, "w") as f:
+    f.write("%d %d\n" % (len(fds), len(bad)))
+EOF
+timeout -k 2 150 python3 "$SFS_TMP/hold.py" "$F/tree" "$SFS_TMP/ready" "$SFS_TMP/go" "$SFS_TMP/hold.out" 2>"$SFS_TMP/hold.err" &
+HOLDER=$!
+SFS_BG_PIDS+=("$HOLDER")
+check "a holder opens 1,000 files through files/" sfs_until 60 test -e "$SFS_TMP/ready"
+timeout -k 2 30 bash -c 'echo "upgrade $1" >"$2"' _ "$SFS_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
+assert_eq "0 ''" "$? '$(cat "$SFS_TMP/up.err")'" "an upgrade after the walk succeeds"
+KEPT=$(grep -o 'files/: [0-9]* inodes and open files kept, [0-9]* lost' "$SFS_TMP/daemon.log" | tail -n 1)
+note "$KEPT"
+KN=${KEPT#files/: }
+KN=${KN%% *}
+assert_true "it kept every node and open file, none lost ($KEPT)" "" test "${KN:-0}" -ge 2000 -a "${KEPT##*, }" = "0 lost"
+: >"$SFS_TMP/go"
+wait "$HOLDER"
+assert_eq "1000 0" "$(cat "$SFS_TMP/hold.out" 2>/dev/null)" "the 1,000 files held read their own content after it"
+FDS=$(metric files_node_fds)
+BOUND=$(metric files_node_fds_bound)
+assert_true "after it, the nodes' descriptors are at their bound ($FDS <= $BOUND)" "" test -n "$FDS" -a "${FDS:-99999}" -le "${BOUND:-0}"
 
 # the first file's node was evicted long ago: opened again from its
 # handle, after a rename in the backing directory (the kernel still has
