@@ -25,11 +25,12 @@ enum {
 	FT_RUNS = 22,
 	FT_LATEST,
 	FT_RUN, /* runs/N */
+	FT_EXPECT = 100, /* past the other families' blocks */
 };
 
 extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 	fam_output_ops, fam_stream_ops, fam_exit_ops, fam_status_ops,
-	fam_result_ops, fam_timeout_ops, fam_runs_ops;
+	fam_result_ops, fam_timeout_ops, fam_runs_ops, fam_runexp_ops;
 
 #define FAM_RUN_CMD_ROW                                                        \
 	{                                                                      \
@@ -69,9 +70,17 @@ extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 			"works)"                                               \
 	}
 
-/* stdout, stderr, output, stream, exit and status */
+/* stdout, stderr, output, stream, exit, status and expect */
 #define FAM_RUN_OUT_ROWS                                                       \
 	FAM_RUN_STREAM_ROWS,                                                   \
+		{ "expect",                                                    \
+		  FT_EXPECT,                                                   \
+		  FENT_RW,                                                     \
+		  &fam_runexp_ops,                                             \
+		  FENT_RUN,                                                    \
+		  HOME_DIR,                                                    \
+		  "write an extended regex [and a timeout in ms]; a read "     \
+		  "waits for the first line of the output it matches" },       \
 		{ "exit",                                                      \
 		  FT_EXIT,                                                     \
 		  FENT_RO,                                                     \

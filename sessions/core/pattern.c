@@ -39,7 +39,8 @@ static long interval(const char *p, size_t len, size_t *i)
 	long m = 0, n = -1;
 	size_t j = *i + 1;
 
-	for (; j < len && p[j] >= '0' && p[j] <= '9' && m <= PATTERN_COST_MAX; j++)
+	for (; j < len && p[j] >= '0' && p[j] <= '9' && m <= PATTERN_COST_MAX;
+	     j++)
 		m = m * 10 + (p[j] - '0');
 	if (j < len && p[j] == ',')
 		for (n = 0, j++; j < len && p[j] >= '0' && p[j] <= '9' &&
@@ -149,7 +150,8 @@ static char *scan_buf(struct pattern_scan *s, char *buf, size_t n, bool last,
 
 		if (!whole)
 			break;
-		if (!s->skip && line_matches(buf + at, len - (nl != NULL), re)) {
+		if (!s->skip &&
+		    line_matches(buf + at, len - (nl != NULL), re)) {
 			s->off += len;
 			s->skip = !nl && !last;
 			return strndup(buf + at, len);

@@ -130,6 +130,7 @@ void run_unref(struct run *r)
 	if (r->part_free)
 		r->part_free(r);
 	free(r->name);
+	free(r->expect);
 	free(r);
 }
 

@@ -50,6 +50,8 @@ struct run {
 	uint64_t timeout_ms;	 /* its own timeout, 0: the session's */
 	bool has_timeout;	 /* timeout_ms was set for this run */
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
+	char *expect;		 /* the pattern written to its expect, or NULL */
+	uint64_t expect_ms;	 /* and its timeout */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
 	int64_t ended_wall;
 	int64_t deadline; /* monotonic ms when its timeout ends it, or 0 */

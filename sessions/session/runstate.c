@@ -36,6 +36,8 @@ enum {
 	K_OUT, /* objects: the spools */
 	K_ERR,
 	K_ALL,
+	K_EXPECT,
+	K_EXPECT_MS,
 };
 
 enum { S_FD = 1, S_SIZE, S_MAX, S_TRUNC, S_CUT, S_ERR, S_NREC, S_LAST };
@@ -122,6 +124,8 @@ void run_save_fields(const struct run *r, struct state_w *w)
 	save_spool(w, K_OUT, &r->out);
 	save_spool(w, K_ERR, &r->err);
 	save_index(w, &r->all);
+	state_put_str(w, K_EXPECT, r->expect);
+	state_put_u64(w, K_EXPECT_MS, r->expect_ms);
 }
 
 /* The numbers and times of o into r. */
@@ -151,6 +155,7 @@ static void restore_numbers(const struct state_r *o, struct run *r)
 	r->cmd_len = state_get_u64(o, K_CMD_LEN, 0);
 	r->fifo_gen = (unsigned)state_get_u64(o, K_FIFO_GEN, 0);
 	r->ended_wall = state_get_i64(o, K_ENDED_WALL, 0);
+	r->expect_ms = state_get_u64(o, K_EXPECT_MS, 0);
 }
 
 struct run *run_restore_fields(const struct state_r *o)
@@ -168,6 +173,7 @@ struct run *run_restore_fields(const struct state_r *o)
 		return NULL;
 	}
 	restore_numbers(o, r);
+	r->expect = state_get_str(o, K_EXPECT);
 	restore_spool(o, K_OUT, &r->out);
 	restore_spool(o, K_ERR, &r->err);
 	restore_index(o, &r->all);

@@ -321,6 +321,7 @@ static void finalize(struct sess *s)
 	if (s->name[0]) /* not a session made ahead that nobody took */
 		log_msg(LOG_INFO, "session %s: deleted", s->name);
 	free(s->cwd);
+	free(s->expect);
 	free(s);
 	if (cb)
 		cb(arg);

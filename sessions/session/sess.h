@@ -38,6 +38,8 @@ struct sess {
 	struct envmap pend_unset;
 	bool pend_cwd;
 	uint64_t timeout_ms;
+	char *expect; /* the pattern written to its expect, or NULL */
+	uint64_t expect_ms;
 	uid_t uid;
 	gid_t gid;
 	int64_t created_wall;

@@ -59,6 +59,8 @@ enum {
 	K_NEXT_ID, /* fields of the layer */
 	K_IS_CKPT,
 	K_NOBJS,
+	K_EXPECT, /* fields of a session again */
+	K_EXPECT_MS,
 	/* fields of a session's run object beyond runstate's */
 	K_RUN_QUEUED = RUNSTATE_KEY_MAX,
 	K_RUN_ACTIVE,
@@ -69,10 +71,14 @@ int sstate_busy(void)
 	for (struct sess *s = sess_first(); s; s = sess_next(s)) {
 		if (s->dying || s->kill_stage || s->reset)
 			return -EBUSY;
+		/* a process killed keeps its kill_stage once it has ended */
 		for (struct list *l = s->procs.next; l != &s->procs;
-		     l = l->next)
-			if (list_entry(l, struct run, link)->proc->kill_stage)
+		     l = l->next) {
+			const struct run *p = list_entry(l, struct run, link);
+
+			if (p->state == RUN_RUNNING && p->proc->kill_stage)
 				return -EBUSY;
+		}
 	}
 	return 0;
 }
@@ -138,6 +144,8 @@ static void save_sess(const struct sess *s, struct state_w *w)
 	state_put_u64(w, K_GID, s->gid);
 	state_put_str(w, K_CWD, s->cwd);
 	state_put_u64(w, K_TIMEOUT, s->timeout_ms);
+	state_put_str(w, K_EXPECT, s->expect);
+	state_put_u64(w, K_EXPECT_MS, s->expect_ms);
 	state_put_i64(w, K_CREATED, s->created_wall);
 	state_put_u64(w, K_DEFAULT, s->is_default);
 	state_put(w, K_TRASH, s->trash.p, s->trash.len);
@@ -267,6 +275,8 @@ static void restore_fields(struct sess *s, const struct state_r *o)
 	s->gid = (gid_t)state_get_u64(o, K_GID, 0);
 	s->cwd = state_get_str(o, K_CWD);
 	s->timeout_ms = state_get_u64(o, K_TIMEOUT, 0);
+	s->expect = state_get_str(o, K_EXPECT);
+	s->expect_ms = state_get_u64(o, K_EXPECT_MS, 0);
 	s->created_wall = state_get_i64(o, K_CREATED, 0);
 	s->is_default = state_get_u64(o, K_DEFAULT, 0) != 0;
 	if (state_get(o, K_TRASH, &p, &len))
@@ -322,6 +332,7 @@ static struct sess *restore_sess(const struct state_r *o)
 			s->name);
 		objs_del(s->id);
 		free(s->cwd);
+		free(s->expect);
 		free(s);
 		return NULL;
 	}

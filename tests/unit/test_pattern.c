@@ -113,14 +113,17 @@ START_TEST(scan_grows)
 	regex_t re;
 	char *line;
 
-	ck_assert_int_eq(regcomp(&re, "^listening on [0-9]+$",
-				 REG_EXTENDED | REG_NOSUB), 0);
-	ck_assert_ptr_null(pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
+	ck_assert_int_eq(
+		regcomp(&re, "^listening on [0-9]+$", REG_EXTENDED | REG_NOSUB),
+		0);
+	ck_assert_ptr_null(
+		pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
 	ck_assert_int_eq(err, 0);
 	ck_assert_uint_eq(s.off, strlen("starting\n")); /* the tail waits */
 	append(fd, "ing on 80");
 	/* "listening on 80" is no match yet: it may grow to 8000 */
-	ck_assert_ptr_null(pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
+	ck_assert_ptr_null(
+		pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
 	append(fd, "00\nlistening on 9\n");
 	line = pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err);
 	ck_assert_str_eq(line, "listening on 8000\n");
@@ -128,10 +131,12 @@ START_TEST(scan_grows)
 	line = pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err);
 	ck_assert_str_eq(line, "listening on 9\n");
 	free(line);
-	ck_assert_ptr_null(pattern_scan_fd(&s, fd, size_of(fd), true, &re, &err));
+	ck_assert_ptr_null(
+		pattern_scan_fd(&s, fd, size_of(fd), true, &re, &err));
 	/* the last line, without a newline, counts once the file is done */
 	append(fd, "listening on 7");
-	ck_assert_ptr_null(pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
+	ck_assert_ptr_null(
+		pattern_scan_fd(&s, fd, size_of(fd), false, &re, &err));
 	line = pattern_scan_fd(&s, fd, size_of(fd), true, &re, &err);
 	ck_assert_str_eq(line, "listening on 7");
 	free(line);
