@@ -31,6 +31,7 @@
 #include "sessions/session/fdq.h"
 #include "files.h"
 #include "files_fh.h"
+#include "files_kill.h"
 #include "files_node.h"
 #include "tree.h"
 
@@ -114,9 +115,10 @@ static void f_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int fd = fi ? fd_of(fi) : -1;
 	int rc = !n	       ? -fnode_err(ino) :
 		 fd == -ESTALE ? fd :
-				 fnode_as_caller(req);
-	int sw = rc;
+				 fkill_setattr(req, n, attr, &to_set);
+	int sw = rc < 0 ? rc : fnode_as_caller(req);
 
+	rc = rc < 0 ? rc : sw;
 	if (rc >= 0) {
 		rc = fnode_set_attrs(n, attr, to_set, fd);
 		fnode_as_self(sw);

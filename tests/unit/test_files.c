@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include "fs/files_node.c"
 #include "fs/files_fh.c"
+#include "fs/files_kill.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
 #include "fs/fam_root.h"
@@ -226,8 +227,8 @@ START_TEST(create_ignores_umask)
 	int fd;
 
 	old = umask(077);
-	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL), 0);
-	ck_assert_int_eq(make_at(&fnode_root, "fifo", S_IFIFO | 0640, NULL), 0);
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, 0, NULL), 0);
+	ck_assert_int_eq(make_at(&fnode_root, "fifo", S_IFIFO | 0640, 0, NULL), 0);
 	fd = create_at(&fnode_root, "f", 0664, O_WRONLY | O_EXCL);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -241,7 +242,7 @@ START_TEST(create_ignores_umask)
 	ck_assert_uint_eq(e.attr.st_mode, S_IFIFO | 0640);
 	look("f", &e);
 	ck_assert_uint_eq(e.attr.st_mode, S_IFREG | 0664);
-	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL),
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, 0, NULL),
 			 -EEXIST);
 }
 END_TEST
@@ -312,7 +313,7 @@ START_TEST(mount_point_not_entered)
 	ck_assert_ptr_null(n);
 	ck_assert_int_eq(err, EXDEV);
 	ck_assert_int_eq(create_at(&fnode_root, "mp", 0644, O_RDONLY), -EXDEV);
-	ck_assert_int_eq(make_at(&fnode_root, "mp", S_IFDIR | 0755, NULL),
+	ck_assert_int_eq(make_at(&fnode_root, "mp", S_IFDIR | 0755, 0, NULL),
 			 -EEXIST);
 	ck_assert_int_eq(unlinkat(fnode_root.fd, "mp", AT_REMOVEDIR), -1);
 	ck_assert_int_eq(errno, EBUSY);
