@@ -33,6 +33,7 @@
 #include "files_fh.h"
 #include "files_kill.h"
 #include "files_node.h"
+#include "files_xattr.h"
 #include "tree.h"
 
 /* ---------------------------------------------------------------- checks */
@@ -591,6 +592,8 @@ static void f_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---------------------------------------------------------------- setup */
 
+bool files_posix_acl;
+
 bool files_is(fuse_ino_t ino)
 {
 	return (ino & 0xff) == FT_FILES || (ino & 0xff) == FT_FILE;
@@ -622,6 +625,11 @@ const struct fuse_lowlevel_ops files_ops = {
 	.create = f_create,
 	.fallocate = f_fallocate,
 	.statfs = f_statfs,
+	.getxattr = fxattr_get,
+	.listxattr = fxattr_list,
+	.setxattr = fxattr_set,
+	.removexattr = fxattr_remove,
+	.ioctl = fxattr_ioctl,
 };
 
 /* files/ and what is below it: their own operations serve every request

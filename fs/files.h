@@ -47,6 +47,11 @@ int files_restore(const struct state_r *o);
 /* True for inodes that files_ops serves. */
 bool files_is(fuse_ino_t ino);
 
+/* Set before the mount when the kernel checks permissions itself
+ * (default_permissions): it then evaluates the files' POSIX ACLs too
+ * (FUSE_CAP_POSIX_ACL, fs/dispatch.c). */
+extern bool files_posix_acl;
+
 extern const struct fuse_lowlevel_ops files_ops;
 /* The row handlers of files/ (one row in the root's table): files_ops
  * serves its inodes. */

@@ -9,6 +9,7 @@
 #include "fs/files_node.c"
 #include "fs/files_fh.c"
 #include "fs/files_kill.c"
+#include "fs/files_xattr.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
 #include "fs/fam_root.h"
