@@ -2,7 +2,7 @@
  * files_kill.c - the setuid and setgid bits that a write by another user
  * clears, as ext4 clears them.
  *
- * A write (or truncate) by a caller without CAP_FSETID makes the kernel
+ * A write or truncate by a caller without CAP_FSETID makes the kernel
  * ask for the bits' removal before it sends the write: libfuse 3.14
  * never hands the kernel FUSE_HANDLE_KILLPRIV, so the kernel works out
  * the mode itself and sends a setattr of the mode without S_ISUID (and
@@ -114,8 +114,10 @@ int fkill_setattr(fuse_req_t req, const struct fnode *n,
 	mode_t want;
 	char p[64];
 
+	/* a truncate's mode comes with its size and times */
 	if (c->uid == geteuid() || !S_ISREG(n->type) ||
-	    (*set != 0 && *set != FUSE_SET_ATTR_MODE))
+	    (*set != 0 && !(*set & FUSE_SET_ATTR_MODE)) ||
+	    (*set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
 		return 0;
 	if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
@@ -127,6 +129,6 @@ int fkill_setattr(fuse_req_t req, const struct fnode *n,
 		return 0;
 	if (chmod(p, want) < 0)
 		return -errno;
-	*set = 0;
+	*set &= ~FUSE_SET_ATTR_MODE;
 	return 0;
 }

@@ -11,8 +11,8 @@
 struct fnode;
 
 /* When the setattr (attr, *set) of n is the kernel's request to clear
- * n's setuid and setgid bits for a write of req's caller (another user
- * who may write n), clears them with the daemon's credentials and takes
+ * n's setuid and setgid bits for a write or truncate of req's caller
+ * (another user who may write n), clears them with the daemon's credentials and takes
  * the mode out of *set. Call it with the daemon's own credentials.
  * Returns 0 or -errno. */
 int fkill_setattr(fuse_req_t req, const struct fnode *n,

@@ -91,6 +91,15 @@ kill_case 2766 65533 65533 # setgid, group may not execute, writer outside it
 kill_case 2766 65533 65534 # the same, writer in the group
 kill_case 6766 65533 65533
 kill_case 4755 0 0
+# a truncate by another user clears them too
+for d in "$SUB" "$F"; do
+	rm -f "$SUB/k"
+	printf abc >"$SUB/k" && chmod 6777 "$SUB/k"
+	as 65534 65534 truncate -s 1 "$d/k" 2>"$SFS_TMP/k.err"
+	got="$? $(mode "$SUB/k") $(stat -c %s "$SUB/k")"
+	[ "$d" = "$SUB" ] && real=$got || via=$got
+done
+assert_eq "$real" "$via" "another user's truncate of a 6777 file: status, mode and size as on ext4 ($real)"
 rm -f "$SUB/k"
 printf a >"$SUB/k" && chmod 6777 "$SUB/k"
 assert_errno EPERM "another user's chmod u-s of root's file is still EPERM" "${U1[@]}" chmod u-s "$F/k"
