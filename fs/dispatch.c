@@ -36,8 +36,7 @@ static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
 static void d_init(void *userdata, struct fuse_conn_info *conn)
 {
 	tree_ops.init(userdata, conn);
-	if (files_posix_acl && (conn->capable & FUSE_CAP_POSIX_ACL))
-		conn->want |= FUSE_CAP_POSIX_ACL;
+	files_conn_init(conn);
 }
 
 static void d_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

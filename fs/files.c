@@ -36,6 +36,8 @@
 #include "files_xattr.h"
 #include "tree.h"
 
+bool files_posix_acl;
+
 /* ---------------------------------------------------------------- checks */
 
 /* 0 for a plain name, else the errno to refuse it with. */
@@ -149,12 +151,34 @@ static void f_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-/* Makes name in dir: a directory, a symlink to link, or a node (a
- * device's number rdev). */
-static int make_at(struct fnode *dir, const char *name, mode_t mode,
-		   dev_t rdev, const char *link)
+/*
+ * The umask the backing filesystem is to apply to a file req creates:
+ * the caller's when the kernel left it to the daemon (with ACLs, so that
+ * a default ACL of the directory wins over it, as on ext4), else 0 (the
+ * kernel applied it).
+ */
+static bool own_umask;
+
+static mode_t req_umask(fuse_req_t req)
 {
-	mode_t old = umask(0); /* the kernel applied the caller's */
+	return own_umask ? fuse_req_ctx(req)->umask & 0777 : 0;
+}
+
+void files_conn_init(struct fuse_conn_info *conn)
+{
+	const unsigned acl = FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+
+	own_umask = files_posix_acl && (conn->capable & acl) == acl;
+	if (own_umask)
+		conn->want |= acl;
+}
+
+/* Makes name in dir (with umask mask): a directory, a symlink to link,
+ * or a node (a device's number rdev). */
+static int make_at(struct fnode *dir, const char *name, mode_t mode,
+		   mode_t mask, dev_t rdev, const char *link)
+{
+	mode_t old = umask(mask);
 	int rc;
 
 	if (link)
@@ -181,7 +205,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		rc = make_at(dir, name, mode, rdev, link);
+		rc = make_at(dir, name, mode, req_umask(req), rdev, link);
 		if (rc < 0)
 			err = -rc;
 		else
@@ -349,11 +373,12 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fslot_close(fi->fh);
 }
 
-/* Creates and opens name in dir. Returns the fd, or -errno. */
+/* Creates (with umask mask) and opens name in dir. Returns the fd, or
+ * -errno. */
 static int create_at(struct fnode *dir, const char *name, mode_t mode,
-		     int flags)
+		     mode_t mask, int flags)
 {
-	mode_t old = umask(0); /* the kernel applied the caller's */
+	mode_t old = umask(mask);
 	int fd;
 
 	flags = (open_flags(flags) | O_CREAT | O_NOFOLLOW) | (flags & O_EXCL);
@@ -379,7 +404,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		fd = create_at(dir, name, mode, fi->flags);
+		fd = create_at(dir, name, mode, req_umask(req), fi->flags);
 		if (fd >= 0)
 			fd = fdq_take(uid, fd);
 		if (fd < 0)
@@ -591,8 +616,6 @@ static void f_statfs(fuse_req_t req, fuse_ino_t ino)
 }
 
 /* ---------------------------------------------------------------- setup */
-
-bool files_posix_acl;
 
 bool files_is(fuse_ino_t ino)
 {

@@ -68,7 +68,7 @@ kill_case() {
 		rm -f "$SUB/k"
 		printf a >"$SUB/k" && chgrp 65534 "$SUB/k" && chmod "$m" "$SUB/k"
 		if ! as "$u" "$g" bash -c 'printf b >>"$1"' _ "$d/k" 2>"$SFS_TMP/k.err"; then
-			echo "write failed: $(head -c 100 "$SFS_TMP/k.err")"
+			fail "a write by $u:$g of a $m file ($d)" "$(head -c 100 "$SFS_TMP/k.err")"
 			return
 		fi
 		[ "$d" = "$SUB" ] && real=$(mode "$SUB/k") || via=$(mode "$SUB/k")
@@ -190,6 +190,20 @@ if have setfacl; then
 	check "setfacl -b" setfacl -b "$F/acl"
 	assert_errno EACCES "without it, 65534 cannot read again" "${U1[@]}" cat "$F/acl"
 	setfacl -m u:65534:r "$SUB/acl"
+	# what a creation below a directory with a default ACL, and below
+	# one without, gets: the default ACL wins over the umask, as on ext4
+	for dacl in yes no; do
+		rm -rf "$SUB/dacl"
+		mkdir -m 777 "$SUB/dacl"
+		[ $dacl = yes ] && setfacl -d -m u::rwx,g::rwx,o::rwx "$SUB/dacl"
+		for d in "$SUB" "$F"; do
+			as 65534 65534 bash -c 'umask 027; echo >"$1/f"; mkdir "$1/d"; mkfifo "$1/p"' _ "$d/dacl"
+			got=$(stat -c %A "$SUB/dacl/f" "$SUB/dacl/d" "$SUB/dacl/p" 2>&1 | tr '\n' ' ')
+			rm -rf "$SUB/dacl/f" "$SUB/dacl/d" "$SUB/dacl/p"
+			[ "$d" = "$SUB" ] && real=$got || via=$got
+		done
+		assert_eq "$real" "$via" "modes made with umask 027 (default ACL: $dacl) are ext4's: $real"
+	done
 else
 	note "setfacl missing (package acl): ACL checks skipped"
 fi
