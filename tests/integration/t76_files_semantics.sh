@@ -137,9 +137,10 @@ assert_errno EACCES "a char device is not opened through files/" bash -c 'echo x
 assert_errno EACCES "a block device is not opened through files/" head -c 1 "$F/loop"
 for spec in "c 1 3" "b 7 0" "c 0 0"; do
 	n=u${spec// /}
-	as 65534 65534 mknod "$SUB/r$n" $spec >/dev/null 2>&1
+	read -r kind major minor <<<"$spec"
+	as 65534 65534 mknod "$SUB/r$n" "$kind" "$major" "$minor" >/dev/null 2>&1
 	real=$?
-	as 65534 65534 mknod "$F/$n" $spec >"$SFS_TMP/mk.err" 2>&1
+	as 65534 65534 mknod "$F/$n" "$kind" "$major" "$minor" >"$SFS_TMP/mk.err" 2>&1
 	assert_eq "$real" "$?" "another user's mknod $spec: as on ext4 ($real) $(head -c 80 "$SFS_TMP/mk.err")"
 done
 assert_errno EPERM "another user's mknod of a device is EPERM" "${U1[@]}" mknod "$F/u2" c 1 3
