@@ -2,11 +2,15 @@
  * dispatch.c - the operations table handed to libfuse: each request goes
  * to the operations of a passthrough family when its inode's (or its
  * parent's) row has them (files/), else to tree_ops. An operation one
- * side does not have answers ENOSYS.
+ * side does not have answers ENOSYS, but the extended attributes and
+ * ioctl, which the tree answers as a file system without them: after one
+ * ENOSYS the kernel asks no inode of the mount for extended attributes
+ * again, files/ included.
  */
 #include <errno.h>
 #include <poll.h>
 #include <sys/statvfs.h>
+#include "files.h"
 #include "ops.h"
 #include "tree.h"
 
@@ -27,9 +31,12 @@ static const struct fuse_lowlevel_ops *side(fuse_ino_t ino)
 			fuse_reply_err(req, ENOSYS);                           \
 	} while (0)
 
+/* With default_permissions the kernel checks ACLs too when asked to:
+ * it then reads them from files/ (the tree has none). */
 static void d_init(void *userdata, struct fuse_conn_info *conn)
 {
 	tree_ops.init(userdata, conn);
+	files_conn_init(conn);
 }
 
 static void d_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -222,6 +229,63 @@ static void d_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	ROUTE(ino, fallocate, req, ino, mode, offset, length, fi);
 }
 
+static void d_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		       size_t size)
+{
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->getxattr)
+		o->getxattr(req, ino, name, size);
+	else
+		fuse_reply_err(req, ENODATA);
+}
+
+static void d_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->listxattr)
+		o->listxattr(req, ino, size);
+	else if (size == 0)
+		fuse_reply_xattr(req, 0);
+	else
+		fuse_reply_buf(req, NULL, 0);
+}
+
+static void d_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		       const char *value, size_t size, int flags)
+{
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->setxattr)
+		o->setxattr(req, ino, name, value, size, flags);
+	else
+		fuse_reply_err(req, EOPNOTSUPP);
+}
+
+static void d_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->removexattr)
+		o->removexattr(req, ino, name);
+	else
+		fuse_reply_err(req, ENODATA);
+}
+
+static void d_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
+		    void *arg, struct fuse_file_info *fi, unsigned flags,
+		    const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	const struct fuse_lowlevel_ops *o = side(ino);
+
+	if (o->ioctl)
+		o->ioctl(req, ino, cmd, arg, fi, flags, in_buf, in_bufsz,
+			 out_bufsz);
+	else
+		fuse_reply_err(req, ENOTTY);
+}
+
 const struct fuse_lowlevel_ops fsn_ops = {
 	.init = d_init,
 	.lookup = d_lookup,
@@ -250,4 +314,9 @@ const struct fuse_lowlevel_ops fsn_ops = {
 	.poll = d_poll,
 	.fallocate = d_fallocate,
 	.statfs = d_statfs,
+	.getxattr = d_getxattr,
+	.listxattr = d_listxattr,
+	.setxattr = d_setxattr,
+	.removexattr = d_removexattr,
+	.ioctl = d_ioctl,
 };

@@ -31,8 +31,12 @@
 #include "sessions/session/fdq.h"
 #include "files.h"
 #include "files_fh.h"
+#include "files_kill.h"
 #include "files_node.h"
+#include "files_xattr.h"
 #include "tree.h"
+
+bool files_posix_acl;
 
 /* ---------------------------------------------------------------- checks */
 
@@ -114,9 +118,10 @@ static void f_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int fd = fi ? fd_of(fi) : -1;
 	int rc = !n	       ? -fnode_err(ino) :
 		 fd == -ESTALE ? fd :
-				 fnode_as_caller(req);
-	int sw = rc;
+				 fkill_setattr(req, n, attr, &to_set);
+	int sw = rc < 0 ? rc : fnode_as_caller(req);
 
+	rc = rc < 0 ? rc : sw;
 	if (rc >= 0) {
 		rc = fnode_set_attrs(n, attr, to_set, fd);
 		fnode_as_self(sw);
@@ -146,11 +151,34 @@ static void f_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-/* Makes name in dir: a directory, a symlink to link, or a node. */
-static int make_at(struct fnode *dir, const char *name, mode_t mode,
-		   const char *link)
+/*
+ * The umask the backing filesystem is to apply to a file req creates:
+ * the caller's when the kernel left it to the daemon (with ACLs, so that
+ * a default ACL of the directory wins over it, as on ext4), else 0 (the
+ * kernel applied it).
+ */
+static bool own_umask;
+
+static mode_t req_umask(fuse_req_t req)
 {
-	mode_t old = umask(0); /* the kernel applied the caller's */
+	return own_umask ? fuse_req_ctx(req)->umask & 0777 : 0;
+}
+
+void files_conn_init(struct fuse_conn_info *conn)
+{
+	const unsigned acl = FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+
+	own_umask = files_posix_acl && (conn->capable & acl) == acl;
+	if (own_umask)
+		conn->want |= acl;
+}
+
+/* Makes name in dir (with umask mask): a directory, a symlink to link,
+ * or a node (a device's number rdev). */
+static int make_at(struct fnode *dir, const char *name, mode_t mode,
+		   mode_t mask, dev_t rdev, const char *link)
+{
+	mode_t old = umask(mask);
 	int rc;
 
 	if (link)
@@ -158,15 +186,15 @@ static int make_at(struct fnode *dir, const char *name, mode_t mode,
 	else if (S_ISDIR(mode))
 		rc = mkdirat(dir->fd, name, mode & 07777);
 	else
-		rc = mknodat(dir->fd, name, mode, 0);
+		rc = mknodat(dir->fd, name, mode, rdev);
 	rc = rc < 0 ? -errno : 0;
 	umask(old);
 	return rc;
 }
 
-/* mkdir, mknod (files, fifos, sockets) and symlink: reply with the entry. */
+/* mkdir, mknod and symlink: reply with the entry. */
 static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
-		 mode_t mode, const char *link)
+		 mode_t mode, dev_t rdev, const char *link)
 {
 	struct fnode *dir = fnode_of(parent), *n = NULL;
 	struct fuse_entry_param e;
@@ -177,7 +205,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		rc = make_at(dir, name, mode, link);
+		rc = make_at(dir, name, mode, req_umask(req), rdev, link);
 		if (rc < 0)
 			err = -rc;
 		else
@@ -187,27 +215,28 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fnode_reply_entry(req, n, &e, err);
 }
 
+/* Devices too (an overlayfs whiteout is the char device 0:0): the
+ * backing filesystem decides with the caller's capabilities, so that
+ * only root makes a device (other users, whose requests run without the
+ * daemon's capabilities, get EPERM but for a whiteout, as on ext4). A
+ * device is opened by the kernel, never by this daemon (f_open), and a
+ * FUSE mount is nodev unless mounted with -o dev. */
 static void f_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		    mode_t mode, dev_t rdev)
 {
-	(void)rdev;
-	if (!S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISSOCK(mode)) {
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	make(req, parent, name, mode, NULL);
+	make(req, parent, name, mode, rdev, NULL);
 }
 
 static void f_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		    mode_t mode)
 {
-	make(req, parent, name, S_IFDIR | (mode & 07777), NULL);
+	make(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL);
 }
 
 static void f_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 		      const char *name)
 {
-	make(req, parent, name, S_IFLNK | 0777, link);
+	make(req, parent, name, S_IFLNK | 0777, 0, link);
 }
 
 /* unlink and rmdir */
@@ -317,7 +346,10 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
 }
 
 /* An open file's descriptor is its opener's (sessions/session/fdq.c): her bound is
- * looked at before the open, which may truncate or create. */
+ * looked at before the open, which may truncate or create. Only regular
+ * files are opened here: the kernel opens fifos, sockets and devices
+ * itself (and refuses devices on a nodev mount), and a device opened
+ * through /proc/self/fd would be the host's, by the daemon: EACCES. */
 static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
@@ -341,11 +373,12 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fslot_close(fi->fh);
 }
 
-/* Creates and opens name in dir. Returns the fd, or -errno. */
+/* Creates (with umask mask) and opens name in dir. Returns the fd, or
+ * -errno. */
 static int create_at(struct fnode *dir, const char *name, mode_t mode,
-		     int flags)
+		     mode_t mask, int flags)
 {
-	mode_t old = umask(0); /* the kernel applied the caller's */
+	mode_t old = umask(mask);
 	int fd;
 
 	flags = (open_flags(flags) | O_CREAT | O_NOFOLLOW) | (flags & O_EXCL);
@@ -371,7 +404,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		fd = create_at(dir, name, mode, fi->flags);
+		fd = create_at(dir, name, mode, req_umask(req), fi->flags);
 		if (fd >= 0)
 			fd = fdq_take(uid, fd);
 		if (fd < 0)
@@ -469,17 +502,19 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fnode *n = fnode_of(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
 	int err = n ? 0 : fnode_err(ino), sw = 0, fd;
+	char p[64];
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		/* its descriptor is uid's (sessions/session/fdq.c) */
-		fd = fdq_take(uid,
-			      fnode_openat(n->fd, ".",
-					   O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-					   0));
+		/* its descriptor is uid's (sessions/session/fdq.c); opened by
+		 * the node's own dentry, so that reading the directory needs
+		 * the right to read it, as on ext4, not to search it too ("."
+		 * in it) */
+		fnode_proc_path(p, sizeof(p), n->fd);
+		fd = fdq_take(uid, open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
@@ -613,6 +648,11 @@ const struct fuse_lowlevel_ops files_ops = {
 	.create = f_create,
 	.fallocate = f_fallocate,
 	.statfs = f_statfs,
+	.getxattr = fxattr_get,
+	.listxattr = fxattr_list,
+	.setxattr = fxattr_set,
+	.removexattr = fxattr_remove,
+	.ioctl = fxattr_ioctl,
 };
 
 /* files/ and what is below it: their own operations serve every request

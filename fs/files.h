@@ -47,6 +47,15 @@ int files_restore(const struct state_r *o);
 /* True for inodes that files_ops serves. */
 bool files_is(fuse_ino_t ino);
 
+/* Set before the mount when the kernel checks permissions itself
+ * (default_permissions): files_conn_init then asks the kernel to
+ * evaluate the files' POSIX ACLs too (FUSE_CAP_POSIX_ACL), and to leave
+ * the umask to the daemon (FUSE_CAP_DONT_MASK), which lets the backing
+ * filesystem apply it, or a directory's default ACL instead. The
+ * tree's own creations ignore the mode they are asked for. */
+extern bool files_posix_acl;
+void files_conn_init(struct fuse_conn_info *conn);
+
 extern const struct fuse_lowlevel_ops files_ops;
 /* The row handlers of files/ (one row in the root's table): files_ops
  * serves its inodes. */

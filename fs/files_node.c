@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include "sessions/session/fdq.h"
 #include "files.h"
@@ -67,6 +68,10 @@ static uid_t my_uid;
 static gid_t my_gid;
 static gid_t *my_groups;
 static int my_ngroups;
+/* The daemon's capabilities (capget(2) of this thread), and the same with
+ * an empty effective set: what it acts with as another user. */
+static struct __user_cap_data_struct my_caps[2], no_caps[2];
+static bool caps_known; /* without them no other user is served */
 
 /* ---------------------------------------------------------------- nodes */
 
@@ -426,10 +431,22 @@ int fnode_openat(int dir, const char *name, int flags, mode_t mode)
 
 /* ---------------------------------------------------------- credentials */
 
+/* capset(2) of this thread's capabilities (glibc has no wrapper). */
+static int set_caps(struct __user_cap_data_struct *caps)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+
+	return (int)syscall(SYS_capset, &h, caps);
+}
+
 /*
  * Takes on the file system credentials of req's caller when that is
- * another user. Returns 0 (nothing to do), 1 (switched: call fnode_as_self)
- * or -EACCES.
+ * another user, and empties the effective capabilities: a new fsuid
+ * drops only the file system ones (CAP_CHOWN, CAP_FOWNER, CAP_MKNOD,
+ * ...), and the daemon's CAP_SYS_ADMIN (trusted.* xattrs), CAP_SETFCAP
+ * (security.capability) or CAP_LINUX_IMMUTABLE (chattr +i) must not
+ * act for her. Returns 0 (nothing to do), 1 (switched: call
+ * fnode_as_self) or -EACCES.
  */
 int fnode_as_caller(fuse_req_t req)
 {
@@ -450,13 +467,20 @@ int fnode_as_caller(fuse_req_t req)
 		return -EACCES;
 	setfsgid(c->gid);
 	setfsuid(c->uid);
+	if (!caps_known || set_caps(no_caps) < 0) {
+		fnode_as_self(1);
+		return -EACCES;
+	}
 	return 1;
 }
 
+/* The capabilities first: setgroups needs CAP_SETGID. */
 void fnode_as_self(int switched)
 {
 	if (switched != 1)
 		return;
+	if (caps_known)
+		set_caps(my_caps);
 	setfsuid(my_uid);
 	setfsgid(my_gid);
 	syscall(SYS_SETGROUPS, (size_t)my_ngroups, my_groups);
@@ -464,6 +488,7 @@ void fnode_as_self(int switched)
 
 void fnode_save_creds(void)
 {
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	int n = getgroups(0, NULL);
 
 	my_uid = geteuid();
@@ -475,6 +500,9 @@ void fnode_save_creds(void)
 		my_ngroups = getgroups(n, my_groups);
 	if (my_ngroups < 0)
 		my_ngroups = 0;
+	caps_known = syscall(SYS_capget, &h, my_caps) == 0;
+	memcpy(no_caps, my_caps, sizeof(no_caps));
+	no_caps[0].effective = no_caps[1].effective = 0;
 }
 
 /* ---------------------------------------------------------------- replies */

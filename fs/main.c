@@ -198,6 +198,7 @@ static int configure(struct fuse_args *args)
 	if (o.shared &&
 	    fuse_opt_insert_arg(args, 1, "-odefault_permissions") < 0)
 		rc = 2;
+	files_posix_acl = o.shared;
 	if (o.mountpoint && fuse_opt_add_arg(args, o.mountpoint) < 0)
 		rc = 2;
 	free(o.mountpoint);

@@ -9,6 +9,8 @@ packages=(gcc clang libc6-dev libfuse3-dev fuse3 libconfig-dev check meson
 	ninja-build pkg-config curl psmisc bash-builtins)
 # t51 runs the mount inside a bwrap sandbox; t52 parses the container examples' yaml
 packages+=(bubblewrap python3-yaml)
+# t76 runs the tools of files/' extended attributes, ACLs and inode flags
+packages+=(attr acl libcap2-bin rsync e2fsprogs)
 # the terminal's screen (tty/) is libvterm's; t60 drives vim, less and top
 # in it, and bench/tty compares with util-linux's script
 packages+=(libvterm-dev vim less procps bsdutils)

@@ -9,6 +9,8 @@
 #include "fs/files_node.c"
 #include "fs/files_fd.c"
 #include "fs/files_fh.c"
+#include "fs/files_kill.c"
+#include "fs/files_xattr.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
 #include "fs/fam_root.h"
@@ -260,7 +262,7 @@ START_TEST(symlinks_stay_links)
 	len = readlinkat(n->fd, "", buf, sizeof(buf) - 1);
 	ck_assert_int_eq(len, (ssize_t)strlen(t));
 	/* creating through it fails instead of creating outside */
-	ck_assert_int_eq(create_at(&fnode_root, "esc", 0644, O_WRONLY), -ELOOP);
+	ck_assert_int_eq(create_at(&fnode_root, "esc", 0644, 0, O_WRONLY), -ELOOP);
 	ck_assert_int_eq(access(t, F_OK), -1);
 	/* a symlink to a directory outside is not a way out either */
 	at(ws, "up", p, sizeof(p));
@@ -280,12 +282,12 @@ START_TEST(create_ignores_umask)
 	int fd;
 
 	old = umask(077);
-	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL), 0);
-	ck_assert_int_eq(make_at(&fnode_root, "fifo", S_IFIFO | 0640, NULL), 0);
-	fd = create_at(&fnode_root, "f", 0664, O_WRONLY | O_EXCL);
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, 0, 0, NULL), 0);
+	ck_assert_int_eq(make_at(&fnode_root, "fifo", S_IFIFO | 0640, 0, 0, NULL), 0);
+	fd = create_at(&fnode_root, "f", 0664, 0, O_WRONLY | O_EXCL);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(create_at(&fnode_root, "f", 0664, O_WRONLY | O_EXCL),
+	ck_assert_int_eq(create_at(&fnode_root, "f", 0664, 0, O_WRONLY | O_EXCL),
 			 -EEXIST);
 	ck_assert_int_eq(umask(old), 077);
 	n = look("d", &e);
@@ -295,7 +297,7 @@ START_TEST(create_ignores_umask)
 	ck_assert_uint_eq(e.attr.st_mode, S_IFIFO | 0640);
 	look("f", &e);
 	ck_assert_uint_eq(e.attr.st_mode, S_IFREG | 0664);
-	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, NULL),
+	ck_assert_int_eq(make_at(&fnode_root, "d", S_IFDIR | 0755, 0, 0, NULL),
 			 -EEXIST);
 }
 END_TEST
@@ -365,8 +367,8 @@ START_TEST(mount_point_not_entered)
 	n = fnode_lookup(&fnode_root, "mp", &e, &err);
 	ck_assert_ptr_null(n);
 	ck_assert_int_eq(err, EXDEV);
-	ck_assert_int_eq(create_at(&fnode_root, "mp", 0644, O_RDONLY), -EXDEV);
-	ck_assert_int_eq(make_at(&fnode_root, "mp", S_IFDIR | 0755, NULL),
+	ck_assert_int_eq(create_at(&fnode_root, "mp", 0644, 0, O_RDONLY), -EXDEV);
+	ck_assert_int_eq(make_at(&fnode_root, "mp", S_IFDIR | 0755, 0, 0, NULL),
 			 -EEXIST);
 	ck_assert_int_eq(unlinkat(fnode_root.fd, "mp", AT_REMOVEDIR), -1);
 	ck_assert_int_eq(errno, EBUSY);

@@ -12,6 +12,8 @@
 #include "fs/files_node.c"
 #include "fs/files_fd.c"
 #include "fs/files_fh.c"
+#include "fs/files_kill.c"
+#include "fs/files_xattr.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
 #include "unit.h"
