@@ -14,9 +14,9 @@
  * in its directory without entering what is mounted there (EBUSY or
  * EEXIST).
  *
- * Entries and attributes are not cached (timeouts 0): the sessions
- * change the same files behind the kernel's back, and a cached name or
- * size would show old content.
+ * The sessions change the same files behind the kernel's back: entries
+ * (negative ones too), attributes, pages and listings are cached only
+ * while fs/files_watch.c invalidates what changes (timeouts 0 else).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +32,7 @@
 #include "files.h"
 #include "files_fh.h"
 #include "files_node.h"
+#include "files_watch.h"
 #include "tree.h"
 
 /* ---------------------------------------------------------------- checks */
@@ -71,7 +72,11 @@ static void f_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		n = fnode_lookup(dir, name, &e, &err);
 		fnode_as_self(sw);
 	}
-	fnode_reply_entry(req, n, &e, err);
+	fwatch_lookups++;
+	if (!n && err == ENOENT && dir && fwatch_on)
+		fwatch_reply_negative(req);
+	else
+		fnode_reply_entry(req, n, &e, err);
 }
 
 static void f_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -95,6 +100,7 @@ static void f_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct stat st;
 
 	(void)fi;
+	fwatch_getattrs++;
 	if (!n) {
 		fuse_reply_err(req, fnode_err(ino));
 		return;
@@ -311,7 +317,7 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
 		fdq_close(fd);
 		return ENOMEM;
 	}
-	fi->keep_cache = 0;
+	fi->keep_cache = fwatch_on; /* fs/files_watch.c drops what changes */
 	fi->direct_io = 0;
 	return 0;
 }
@@ -483,6 +489,7 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
+	fi->cache_readdir = fi->keep_cache = fwatch_on;
 	if (err)
 		fuse_reply_err(req, err);
 	else if (fuse_reply_open(req, fi) != 0)

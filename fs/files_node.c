@@ -91,6 +91,13 @@ struct fnode *fnode_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
+void fnode_each(void (*fn)(const struct fnode *n))
+{
+	for (size_t i = 0; i < hcap; i++)
+		for (const struct fnode *n = htab[i]; n; n = n->next)
+			fn(n);
+}
+
 static int hgrow(void)
 {
 	size_t ncap = hcap ? hcap * 2 : 64;

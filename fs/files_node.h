@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#define FNODE_TTL 0.0 /* entry and attribute timeouts (s) */
+#include "files_watch.h"
+
+#define FNODE_TTL fwatch_ttl /* entry and attribute timeouts (s) */
 
 struct fnode {
 	uint64_t id; /* OBJ_FILE id; 0 for the root */
@@ -32,6 +34,8 @@ extern struct fnode fnode_root;
 extern uint32_t fnode_gen;
 
 struct fnode *fnode_find(dev_t dev, ino_t ino);
+/* Calls fn for every node the kernel knows, the root included. */
+void fnode_each(void (*fn)(const struct fnode *n));
 /* Makes fd (the workspace, st its stat; taken over on success) the
  * root, in place of the root before if any. 0 or -ENOMEM. */
 int fnode_root_set(int fd, const struct stat *st);

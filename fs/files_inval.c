@@ -1,0 +1,227 @@
+/*
+ * files_inval.c - the notifier thread of files/ (see files_inval.h): a
+ * queue the loop fills and a thread that writes its notifications.
+ *
+ * The queue has no bound of its own: the loop fills it from fanotify's
+ * queue (16384 events, then one overflow that becomes one flush), and
+ * the thread empties it as fast as the kernel takes notifications; it
+ * only waits while a request holds a lock the notification needs, and
+ * the loop answers that request meanwhile.
+ */
+#include <errno.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sessions/core/log.h"
+#include "files_inval.h"
+
+/* FUSE_NOTIFY_INC_EPOCH (Linux 6.16, protocol 7.44): every dentry of
+ * the connection made before it is looked up again at its next use. The
+ * headers here are older. */
+#define NOTIFY_INC_EPOCH 8
+
+#define PAUSE_WAIT_MS 1000 /* an upgrade waits this long for the thread */
+
+struct item {
+	struct item *next;
+	fuse_ino_t ino; /* the inode, or the entry's parent */
+	off_t off;	/* the inode's: < 0 attributes only */
+	size_t len;	/* the entry's name's length; 0: an inode */
+	char name[];
+};
+
+static struct fuse_session *sess;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* thread waits */
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* pause waits */
+static struct item *head, **tail = &head;
+static bool epoch_due, busy, paused, started;
+static atomic_ulong sent;
+static bool no_epoch; /* the kernel refused one: said once */
+
+/* Appends it (NULL: nothing, out of memory) and wakes the thread. */
+static void push(struct item *it, bool epoch)
+{
+	pthread_mutex_lock(&mu);
+	if (it) {
+		*tail = it;
+		tail = &it->next;
+	}
+	epoch_due |= epoch;
+	pthread_cond_signal(&work);
+	pthread_mutex_unlock(&mu);
+}
+
+void finval_inode(fuse_ino_t ino, off_t off)
+{
+	struct item *it;
+
+	if (!started || !(it = calloc(1, sizeof(*it))))
+		return;
+	it->ino = ino;
+	it->off = off;
+	push(it, false);
+}
+
+void finval_entry(fuse_ino_t parent, const char *name, size_t len)
+{
+	struct item *it;
+
+	if (!started || !len || !(it = calloc(1, sizeof(*it) + len + 1)))
+		return;
+	it->ino = parent;
+	it->len = len;
+	memcpy(it->name, name, len);
+	push(it, false);
+}
+
+void finval_all_entries(void)
+{
+	if (started)
+		push(NULL, true);
+}
+
+/* The epoch: a bare notification header, which libfuse 3.14 cannot
+ * send. A kernel before 6.16 answers EINVAL: then a name cached before a
+ * gap in the events (an overflow, an upgrade) stays until its timeout. */
+static void send_epoch(void)
+{
+	struct fuse_out_header h = { .len = sizeof(h),
+				     .error = NOTIFY_INC_EPOCH };
+
+	if (write(fuse_session_fd(sess), &h, sizeof(h)) == (ssize_t)sizeof(h))
+		atomic_fetch_add(&sent, 1);
+	else if (!no_epoch) {
+		no_epoch = true;
+		log_msg(LOG_WARNING,
+			"files/: the kernel cannot expire every entry at once "
+			"(FUSE_NOTIFY_INC_EPOCH: %m): names cached before a "
+			"gap in its events stay until their timeout");
+	}
+}
+
+static void send_one(const struct item *it)
+{
+	int rc = it->len ? fuse_lowlevel_notify_inval_entry(
+				   sess, it->ino, it->name, it->len) :
+			   fuse_lowlevel_notify_inval_inode(sess, it->ino,
+							    it->off, 0);
+
+	/* ENOENT: the kernel has forgotten it, nothing to do */
+	if (rc == 0)
+		atomic_fetch_add(&sent, 1);
+}
+
+/* Takes the queue (and the epoch) when there is work and no pause. */
+static struct item *take(bool *epoch)
+{
+	struct item *list;
+
+	pthread_mutex_lock(&mu);
+	busy = false;
+	pthread_cond_broadcast(&idle);
+	while (paused || (!head && !epoch_due))
+		pthread_cond_wait(&work, &mu);
+	list = head;
+	head = NULL;
+	tail = &head;
+	*epoch = epoch_due;
+	epoch_due = false;
+	busy = true;
+	pthread_mutex_unlock(&mu);
+	return list;
+}
+
+/* Puts back what a pause stopped, before what came meanwhile. */
+static void put_back(struct item *list)
+{
+	struct item **end = &list;
+
+	while (*end)
+		end = &(*end)->next;
+	pthread_mutex_lock(&mu);
+	*end = head;
+	if (!head)
+		tail = end;
+	head = list;
+	pthread_mutex_unlock(&mu);
+}
+
+static void *notifier(void *unused)
+{
+	struct item *list, *it;
+	bool epoch;
+
+	(void)unused;
+	for (;;) {
+		list = take(&epoch);
+		if (epoch)
+			send_epoch();
+		while ((it = list) && !__atomic_load_n(&paused, __ATOMIC_RELAXED)) {
+			list = it->next;
+			send_one(it);
+			free(it);
+		}
+		if (list)
+			put_back(list);
+	}
+	return NULL; /* never: it lives as long as the program */
+}
+
+int finval_start(struct fuse_session *se)
+{
+	sigset_t all, old;
+	pthread_t t;
+	int rc;
+
+	if (started)
+		return 0;
+	sess = se;
+	sigfillset(&all); /* the loop's signalfds take every signal */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&t, NULL, notifier, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0) {
+		pthread_detach(t);
+		started = true;
+	}
+	return rc;
+}
+
+void finval_pause(void)
+{
+	struct timespec until;
+
+	if (!started)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += PAUSE_WAIT_MS / 1000;
+	pthread_mutex_lock(&mu);
+	__atomic_store_n(&paused, true, __ATOMIC_RELAXED);
+	while (busy && pthread_cond_timedwait(&idle, &mu, &until) == 0)
+		;
+	if (busy)
+		log_msg(LOG_WARNING, "files/: a notification is still being "
+				     "written as the upgrade begins");
+	pthread_mutex_unlock(&mu);
+}
+
+void finval_resume(void)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&mu);
+	__atomic_store_n(&paused, false, __ATOMIC_RELAXED);
+	pthread_cond_signal(&work);
+	pthread_mutex_unlock(&mu);
+}
+
+unsigned long finval_sent(void)
+{
+	return atomic_load(&sent);
+}

@@ -1,0 +1,255 @@
+/*
+ * files_watch.c - the fanotify source of files/ (see files_watch.h).
+ *
+ * One mark covers the workspace's whole filesystem (FAN_MARK_FILESYSTEM:
+ * an inode mark per directory would cost a descriptor each, and a mount
+ * mark reports no creations, removals or renames). Each event names its
+ * objects by file handle (FAN_REPORT_DFID_NAME_TARGET: the directory and
+ * the name of an entry, and the file itself); an object the kernel does
+ * not know through files/ has no node, and the event is dropped. The
+ * events of this process are the changes made through files/, which the
+ * kernel made itself and already knows: a write, truncate, setattr,
+ * create, link, unlink or rename goes through the FUSE kernel module,
+ * which updates or invalidates its own dentries, attributes and pages.
+ *
+ * The events are asynchronous (fanotify's permission events would make
+ * them synchronous, at the price of a round trip to the daemon for every
+ * open and write of the whole filesystem, and there is none for a
+ * write), so a change is seen through files/ after the loop has read
+ * its event and the notifier thread has sent the invalidation: see
+ * sessionfs(1), files/, for the window measured.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "sessions/core/log.h"
+#include "sessions/core/loop.h"
+#include "files_inval.h"
+#include "files_node.h"
+#include "files_watch.h"
+
+#define EVENTS                                                                 \
+	(FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ATTRIB | FAN_CREATE | FAN_DELETE | \
+	 FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF |     \
+	 FAN_ONDIR)
+#define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
+#define READS_PER_WAKE 16 /* then the loop serves what else is ready */
+
+bool fwatch_on;
+double fwatch_ttl;
+unsigned long fwatch_lookups, fwatch_getattrs;
+
+static struct loop_watch watch = { .fd = -1 };
+static int mount_fd = -1; /* for open_by_handle_at: the workspace */
+static __kernel_fsid_t fsid;  /* of the workspace's filesystem */
+static pid_t self;
+
+/* What one event names: the directory of its entry with the name, and
+ * the object itself (either may be missing). */
+struct ev {
+	uint64_t mask;
+	const struct fanotify_event_info_fid *dir, *obj;
+	const char *name;
+};
+
+/* The node of fid's file, or NULL: the kernel does not know it. Until
+ * the nodes are hashed by handle, the handle is opened and its inode
+ * looked for. */
+static struct fnode *node_of(const struct fanotify_event_info_fid *fid)
+{
+	struct stat st;
+	int fd;
+
+	if (!fid || memcmp(&fid->fsid, &fsid, sizeof(fsid)))
+		return NULL;
+	fd = open_by_handle_at(mount_fd, (struct file_handle *)fid->handle,
+			       O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return NULL; /* gone: no node holds it */
+	if (fstat(fd, &st) < 0)
+		st.st_ino = 0;
+	close(fd);
+	return st.st_ino ? fnode_find(st.st_dev, st.st_ino) : NULL;
+}
+
+/* Reads one info record at p (of at most room bytes) into e; false when
+ * it is malformed. */
+static bool take_info(struct ev *e, const char *p, size_t room)
+{
+	const struct fanotify_event_info_header *h = (const void *)p;
+	const struct fanotify_event_info_fid *fid = (const void *)p;
+	const struct file_handle *fh = (const void *)fid->handle;
+	size_t fixed = sizeof(*fid) + sizeof(*fh);
+
+	if (room < sizeof(*h) || h->len < sizeof(*h) || h->len > room)
+		return false;
+	if (h->info_type != FAN_EVENT_INFO_TYPE_FID &&
+	    h->info_type != FAN_EVENT_INFO_TYPE_DFID &&
+	    h->info_type != FAN_EVENT_INFO_TYPE_DFID_NAME)
+		return true; /* another kind: not ours */
+	if (h->len < fixed || h->len - fixed < fh->handle_bytes)
+		return false;
+	if (h->info_type == FAN_EVENT_INFO_TYPE_FID) {
+		e->obj = fid;
+		return true;
+	}
+	e->dir = fid;
+	if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+	    h->len > fixed + fh->handle_bytes &&
+	    p[h->len - 1] == '\0') /* the name, NUL-terminated, padded */
+		e->name = (const char *)fh->f_handle + fh->handle_bytes;
+	return true;
+}
+
+/* What the event at m changed, queued for the notifier. */
+static void on_one(const struct fanotify_event_metadata *m)
+{
+	const char *p = (const char *)m + m->metadata_len;
+	size_t left = m->event_len - m->metadata_len;
+	struct ev e = { .mask = m->mask };
+	const struct fanotify_event_info_header *h;
+	struct fnode *n;
+
+	for (; left; p += h->len, left -= h->len) {
+		h = (const void *)p;
+		if (!take_info(&e, p, left))
+			return;
+	}
+	if (e.name && !strcmp(e.name, "."))
+		e.name = NULL; /* an event of the directory itself */
+	if ((e.mask & DIRENT) && e.name && (n = node_of(e.dir))) {
+		finval_entry(fnode_ino(n), e.name, strlen(e.name));
+		finval_inode(fnode_ino(n), 0); /* its times and listing */
+	}
+	if (!e.obj && !e.name && !(e.mask & DIRENT))
+		e.obj = e.dir;
+	if (e.obj && (n = node_of(e.obj)))
+		finval_inode(fnode_ino(n),
+			     (e.mask & (FAN_MODIFY | FAN_CLOSE_WRITE)) &&
+					     !(e.mask & DIRENT) ?
+				     0 :
+				     -1);
+}
+
+static void on_events(struct loop_watch *w, uint32_t events)
+{
+	char buf[16384] __attribute__((aligned(8)));
+	const struct fanotify_event_metadata *m;
+	ssize_t len;
+
+	(void)events;
+	for (int i = 0; i < READS_PER_WAKE; i++) {
+		len = read(w->fd, buf, sizeof(buf));
+		if (len <= 0)
+			return; /* EAGAIN: all read */
+		for (m = (const void *)buf; FAN_EVENT_OK(m, len);
+		     m = FAN_EVENT_NEXT(m, len)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION)
+				continue;
+			if (m->mask & FAN_Q_OVERFLOW) {
+				log_msg(LOG_WARNING,
+					"files/: fanotify's queue overflowed: "
+					"everything cached is invalidated");
+				fwatch_flush();
+			} else if (m->pid != self) {
+				on_one(m);
+			}
+		}
+	}
+}
+
+static void flush_one(const struct fnode *n)
+{
+	finval_inode(fnode_ino(n), 0);
+}
+
+void fwatch_flush(void)
+{
+	finval_all_entries();
+	fnode_each(flush_one);
+}
+
+void fwatch_reply_negative(fuse_req_t req)
+{
+	struct fuse_entry_param e = { .ino = 0, .entry_timeout = fwatch_ttl };
+
+	fuse_reply_entry(req, &e);
+}
+
+/* The mark on the workspace's filesystem: 0 or -errno, with its reason
+ * in *what. */
+static int mark(const char **what)
+{
+	char p[64];
+	struct statfs sf;
+	int fd;
+
+	*what = "fanotify_init";
+	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+				   FAN_REPORT_DFID_NAME_TARGET,
+			   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	watch.fd = fd;
+	*what = "fanotify_mark";
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
+			  fnode_root.fd, ".") < 0)
+		return -errno;
+	*what = "the workspace";
+	fnode_proc_path(p, sizeof(p), fnode_root.fd);
+	mount_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mount_fd < 0 || fstatfs(mount_fd, &sf) < 0)
+		return -errno;
+	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
+	*what = "the loop";
+	return loop_add(&watch, EPOLLIN);
+}
+
+/* Undoes what mark made before it failed. */
+static void unmark(void)
+{
+	if (watch.fd >= 0)
+		close(watch.fd);
+	if (mount_fd >= 0)
+		close(mount_fd);
+	watch.fd = mount_fd = -1;
+}
+
+void fwatch_start(struct fuse_session *se, bool restored)
+{
+	const char *what = "files_cache = false";
+	int rc = conf.files_cache ? 0 : -ECANCELED;
+
+	self = getpid();
+	watch.fn = on_events;
+	if (rc == 0 && fnode_root.fd < 0)
+		rc = -ENOENT, what = "no workspace";
+	if (rc == 0)
+		rc = mark(&what);
+	if (rc == 0 && (rc = finval_start(se)) < 0)
+		what = "the notifier thread";
+	if (rc < 0 && watch.fd >= 0)
+		loop_del(&watch);
+	if (rc < 0)
+		unmark();
+	fwatch_on = rc == 0;
+	fwatch_ttl = fwatch_on ? FWATCH_TTL : 0;
+	if (fwatch_on)
+		log_msg(LOG_INFO, "files/: cached (%.0f s), kept true by fanotify",
+			fwatch_ttl);
+	else
+		log_msg(LOG_NOTICE, "files/: not cached (%s%s%s)", what,
+			rc == -ECANCELED ? "" : ": ",
+			rc == -ECANCELED ? "" : strerror(-rc));
+	/* the previous program's cache: dropped even when this one caches
+	 * nothing */
+	if (restored && finval_start(se) == 0)
+		fwatch_flush();
+}
