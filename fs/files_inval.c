@@ -37,10 +37,12 @@ struct item {
 
 static struct fuse_session *sess;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* thread waits */
-static pthread_cond_t idle = PTHREAD_COND_INITIALIZER; /* pause waits */
+/* the thread waits on work, a pause on idle (both CLOCK_MONOTONIC) */
+static pthread_cond_t work, idle;
 static struct item *head, **tail = &head;
-static bool epoch_due, busy, paused, started;
+static bool epoch_due, busy, started;
+/* Until when an upgrade pauses the thread (CLOCK_MONOTONIC ms). */
+static _Atomic int64_t pause_end;
 static atomic_ulong sent;
 static bool no_epoch; /* the kernel refused one: said once */
 
@@ -117,6 +119,32 @@ static void send_one(const struct item *it)
 		atomic_fetch_add(&sent, 1);
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static bool paused(void)
+{
+	return now_ms() < atomic_load(&pause_end);
+}
+
+/* Waits on work until it is signalled, or the pause ends. */
+static void wait_work(void)
+{
+	int64_t end = atomic_load(&pause_end);
+	struct timespec t = { .tv_sec = end / 1000,
+			      .tv_nsec = end % 1000 * 1000000 };
+
+	if (paused())
+		pthread_cond_timedwait(&work, &mu, &t);
+	else
+		pthread_cond_wait(&work, &mu);
+}
+
 /* Takes the queue (and the epoch) when there is work and no pause. */
 static struct item *take(bool *epoch)
 {
@@ -125,8 +153,8 @@ static struct item *take(bool *epoch)
 	pthread_mutex_lock(&mu);
 	busy = false;
 	pthread_cond_broadcast(&idle);
-	while (paused || (!head && !epoch_due))
-		pthread_cond_wait(&work, &mu);
+	while (paused() || (!head && !epoch_due))
+		wait_work();
 	list = head;
 	head = NULL;
 	tail = &head;
@@ -162,7 +190,7 @@ static void *notifier(void *unused)
 		list = take(&epoch);
 		if (epoch)
 			send_epoch();
-		while ((it = list) && !__atomic_load_n(&paused, __ATOMIC_RELAXED)) {
+		while ((it = list) && !paused()) {
 			list = it->next;
 			send_one(it);
 			free(it);
@@ -175,6 +203,7 @@ static void *notifier(void *unused)
 
 int finval_start(struct fuse_session *se)
 {
+	pthread_condattr_t ca;
 	sigset_t all, old;
 	pthread_t t;
 	int rc;
@@ -182,6 +211,11 @@ int finval_start(struct fuse_session *se)
 	if (started)
 		return 0;
 	sess = se;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&work, &ca);
+	pthread_cond_init(&idle, &ca);
+	pthread_condattr_destroy(&ca);
 	sigfillset(&all); /* the loop's signalfds take every signal */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = -pthread_create(&t, NULL, notifier, NULL);
@@ -195,29 +229,19 @@ int finval_start(struct fuse_session *se)
 
 void finval_pause(void)
 {
-	struct timespec until;
+	int64_t end = now_ms() + PAUSE_WAIT_MS;
+	struct timespec until = { .tv_sec = end / 1000,
+				  .tv_nsec = end % 1000 * 1000000 };
 
 	if (!started)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += PAUSE_WAIT_MS / 1000;
 	pthread_mutex_lock(&mu);
-	__atomic_store_n(&paused, true, __ATOMIC_RELAXED);
+	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
 	while (busy && pthread_cond_timedwait(&idle, &mu, &until) == 0)
 		;
 	if (busy)
 		log_msg(LOG_WARNING, "files/: a notification is still being "
 				     "written as the upgrade begins");
-	pthread_mutex_unlock(&mu);
-}
-
-void finval_resume(void)
-{
-	if (!started)
-		return;
-	pthread_mutex_lock(&mu);
-	__atomic_store_n(&paused, false, __ATOMIC_RELAXED);
-	pthread_cond_signal(&work);
 	pthread_mutex_unlock(&mu);
 }
 

@@ -26,12 +26,12 @@ void finval_entry(fuse_ino_t parent, const char *name, size_t len);
  * the inodes. */
 void finval_all_entries(void);
 /* Before an upgrade's execve: waits (a bounded time) until no
- * notification is being written, and sends none until finval_resume
- * (an execve that failed). An execve waits for every thread to end, and
- * a thread inside a notification that waits for a lock would wait for
- * the loop, which is in the execve. */
+ * notification is being written, and sends none for FINVAL_PAUSE_MS (an
+ * execve that failed: the thread goes on after it). An execve waits for
+ * every thread to end, and a thread inside a notification that waits for
+ * a lock would wait for the loop, which is in the execve. */
+#define FINVAL_PAUSE_MS 10000
 void finval_pause(void);
-void finval_resume(void);
 /* Counts since the start (metrics, tests): notifications sent. */
 unsigned long finval_sent(void);
 

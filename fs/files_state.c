@@ -24,6 +24,7 @@
 #include "sessions/core/log.h"
 #include "sessions/core/state.h"
 #include "files.h"
+#include "files_inval.h"
 #include "files_fh.h"
 #include "files_node.h"
 #include "upgrade.h"
@@ -90,6 +91,7 @@ void files_save(struct state_w *w)
 	state_put_u64(w, KF_GEN, fnode_gen);
 	state_put_str(w, KF_WORKSPACE, ws_path);
 	state_put_fd(w, KF_ROOT_FD, fnode_root.fd);
+	finval_pause(); /* the execve follows */
 	fnode_save(w);
 	fslot_save(w);
 	state_close(w);

@@ -19,7 +19,6 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "files.h"
-#include "files_inval.h"
 #include "sessions/core/contain.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
@@ -295,10 +294,8 @@ static int hand_over(struct state_w *w, int fd)
 		"by it in %lld ms)",
 		up.path, (long long)(up.saved - up.began),
 		(long long)(up.checked - up.saved));
-	finval_pause();
 	execv(up.path, argv);
 	rc = -errno;
-	finval_resume();
 	if (chdir(now) < 0)
 		log_msg(LOG_WARNING, "upgrade: cd %s: %m", now);
 	fcntl(fuse_fd, F_SETFD, fl);
