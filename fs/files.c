@@ -15,8 +15,10 @@
  * EEXIST).
  *
  * The sessions change the same files behind the kernel's back: entries
- * (negative ones too), attributes, pages and listings are cached only
- * while fs/files_watch.c invalidates what changes (timeouts 0 else).
+ * (negative ones too), attributes and pages are cached only while
+ * fs/files_watch.c invalidates what changes (timeouts 0 else). Listings
+ * are not: a listing read on after a crash must answer ESTALE, and the
+ * kernel's inodes of a crashed program are not known to the next.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -489,7 +491,6 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
-	fi->cache_readdir = fi->keep_cache = fwatch_on;
 	if (err)
 		fuse_reply_err(req, err);
 	else if (fuse_reply_open(req, fi) != 0)

@@ -236,9 +236,12 @@ void finval_pause(void)
 	if (!started)
 		return;
 	pthread_mutex_lock(&mu);
-	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
-	while (busy && pthread_cond_timedwait(&idle, &mu, &until) == 0)
+	/* what the loop read before is sent: the next program reads on
+	 * from the events after it */
+	while ((busy || head || epoch_due) &&
+	       pthread_cond_timedwait(&idle, &mu, &until) == 0)
 		;
+	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
 	if (busy)
 		log_msg(LOG_WARNING, "files/: a notification is still being "
 				     "written as the upgrade begins");

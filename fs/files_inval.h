@@ -25,8 +25,8 @@ void finval_entry(fuse_ino_t parent, const char *name, size_t len);
  * later): what is named anywhere is looked up again. The caller queues
  * the inodes. */
 void finval_all_entries(void);
-/* Before an upgrade's execve: waits (a bounded time) until no
- * notification is being written, and sends none for FINVAL_PAUSE_MS (an
+/* Before an upgrade's execve: waits (a bounded time) until every
+ * notification queued is written, and sends none for FINVAL_PAUSE_MS (an
  * execve that failed: the thread goes on after it). An execve waits for
  * every thread to end, and a thread inside a notification that waits for
  * a lock would wait for the loop, which is in the execve. */

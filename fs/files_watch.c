@@ -42,14 +42,28 @@
 #define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
 #define READS_PER_WAKE 16 /* then the loop serves what else is ready */
 
+/* Mount notifications (Linux 6.15); the headers here are older. */
+#ifndef FAN_MARK_MNTNS
+#define FAN_MARK_MNTNS 0x00000110
+#define FAN_REPORT_MNT 0x00004000
+#define FAN_MNT_ATTACH 0x01000000
+#define FAN_MNT_DETACH 0x02000000
+#endif
+
 bool fwatch_on;
 double fwatch_ttl;
 unsigned long fwatch_lookups, fwatch_getattrs;
 
 static struct loop_watch watch = { .fd = -1 };
+/* The daemon's mount namespace: a mount or unmount makes no event of
+ * the filesystem, and a name cached before it would still lead onto (or
+ * not onto) what is mounted there (fnode_openat's EXDEV). */
+static struct loop_watch mounts = { .fd = -1 };
 static int mount_fd = -1; /* for open_by_handle_at: the workspace */
 static __kernel_fsid_t fsid;  /* of the workspace's filesystem */
 static pid_t self;
+static int adopted = -1;    /* the group an upgrade handed over */
+static bool cached_before; /* the program before cached */
 
 /* What one event names: the directory of its entry with the name, and
  * the object itself (either may be missing). */
@@ -183,6 +197,50 @@ void fwatch_reply_negative(fuse_req_t req)
 	fuse_reply_entry(req, &e);
 }
 
+/* Any mount or unmount: everything (they are rare, and which names they
+ * cover is not said). */
+static void on_mounts(struct loop_watch *w, uint32_t events)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	bool any = false;
+
+	(void)events;
+	while (read(w->fd, buf, sizeof(buf)) > 0)
+		any = true;
+	if (any)
+		fwatch_flush();
+}
+
+/* The mark on the mount namespace, or a line of the log. */
+static void mark_mounts(void)
+{
+	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+				       FAN_REPORT_MNT,
+			       O_RDONLY | O_CLOEXEC);
+	int rc = ns < 0 || fd < 0 ? -errno : 0;
+
+	if (rc == 0 && fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS,
+				     FAN_MNT_ATTACH | FAN_MNT_DETACH, ns,
+				     NULL) < 0)
+		rc = -errno;
+	mounts.fd = fd;
+	mounts.fn = on_mounts;
+	if (rc == 0)
+		rc = loop_add(&mounts, EPOLLIN);
+	if (rc < 0) {
+		log_msg(LOG_NOTICE,
+			"files/: no mount notifications (%s, Linux 6.15): a "
+			"mount below the workspace is seen after %.0f s",
+			strerror(-rc), FWATCH_TTL);
+		if (fd >= 0)
+			close(fd);
+		mounts.fd = -1;
+	}
+	if (ns >= 0)
+		close(ns);
+}
+
 /* The mark on the workspace's filesystem: 0 or -errno, with its reason
  * in *what. */
 static int mark(const char **what)
@@ -192,16 +250,20 @@ static int mark(const char **what)
 	int fd;
 
 	*what = "fanotify_init";
-	fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
-				   FAN_REPORT_DFID_NAME_TARGET,
-			   O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	fd = adopted >= 0 ? adopted :
+			    fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC |
+						  FAN_NONBLOCK |
+						  FAN_REPORT_DFID_NAME_TARGET,
+					  O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	watch.fd = fd;
 	*what = "fanotify_mark";
-	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
+	if (adopted < 0 &&
+	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
 			  fnode_root.fd, ".") < 0)
 		return -errno;
+	adopted = -1; /* watch's now */
 	*what = "the workspace";
 	fnode_proc_path(p, sizeof(p), fnode_root.fd);
 	mount_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -209,7 +271,10 @@ static int mark(const char **what)
 		return -errno;
 	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
 	*what = "the loop";
-	return loop_add(&watch, EPOLLIN);
+	fd = loop_add(&watch, EPOLLIN);
+	if (fd == 0)
+		mark_mounts();
+	return fd;
 }
 
 /* Undoes what mark made before it failed. */
@@ -222,10 +287,22 @@ static void unmark(void)
 	watch.fd = mount_fd = -1;
 }
 
-void fwatch_start(struct fuse_session *se, bool restored)
+int fwatch_fd(void)
+{
+	return watch.fd;
+}
+
+void fwatch_adopt(bool cached, int fd)
+{
+	cached_before = cached;
+	adopted = fd;
+}
+
+void fwatch_start(struct fuse_session *se, bool crashed)
 {
 	const char *what = "files_cache = false";
 	int rc = conf.files_cache ? 0 : -ECANCELED;
+	bool lost = crashed || (cached_before && adopted < 0);
 
 	self = getpid();
 	watch.fn = on_events;
@@ -239,6 +316,11 @@ void fwatch_start(struct fuse_session *se, bool restored)
 		loop_del(&watch);
 	if (rc < 0)
 		unmark();
+	if (adopted >= 0) { /* not taken: the events since are lost */
+		close(adopted);
+		adopted = -1;
+		lost = cached_before;
+	}
 	fwatch_on = rc == 0;
 	fwatch_ttl = fwatch_on ? FWATCH_TTL : 0;
 	if (fwatch_on)
@@ -250,6 +332,6 @@ void fwatch_start(struct fuse_session *se, bool restored)
 			rc == -ECANCELED ? "" : strerror(-rc));
 	/* the previous program's cache: dropped even when this one caches
 	 * nothing */
-	if (restored && finval_start(se) == 0)
+	if (lost && finval_start(se) == 0)
 		fwatch_flush();
 }

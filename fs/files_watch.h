@@ -23,12 +23,19 @@ extern double fwatch_ttl;
 /* Requests of files/ served, for the metrics (a cache shows as fewer). */
 extern unsigned long fwatch_lookups, fwatch_getattrs;
 
+/* An upgrade in place: the fanotify group (-1: none) goes to the next
+ * program, which reads on the events queued meanwhile, so that none is
+ * lost. fwatch_adopt takes it (and whether the program before cached),
+ * before fwatch_start. */
+int fwatch_fd(void);
+void fwatch_adopt(bool cached, int fd);
 /* After files_init or files_restore, before the loop runs: the mark,
  * when conf.files_cache asks for it (one line of the log says which).
- * restored: the kernel's cache may predate this program (an upgrade, a
- * crash), and the events in between are lost: everything of files/ the
- * kernel holds is invalidated once. */
-void fwatch_start(struct fuse_session *se, bool restored);
+ * When the kernel's cache may predate this program and the events in
+ * between are lost (crashed; an upgrade from a program that cached but
+ * handed over no group, or into one that does not cache), everything of
+ * files/ the kernel holds is invalidated once. */
+void fwatch_start(struct fuse_session *se, bool crashed);
 /* Every node the kernel knows, and every entry (an overflow, a restore). */
 void fwatch_flush(void);
 /* A lookup that found nothing: a negative entry that the kernel keeps

@@ -308,7 +308,7 @@ static int serve(const struct state_r *root)
 		rc = upgrade_finish(se, root);
 	upgrade_done();
 	if (rc == 0) /* the INIT replayed: notifications can be sent */
-		fwatch_start(se, root != NULL);
+		fwatch_start(se, upgrade_recovering());
 	/* after upgrade_finish, which takes the keeper's socket over */
 	sstate_checkpoints(keeper_fd() >= 0);
 	loop_set_idle(park_idle);
