@@ -8,6 +8,8 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_health.h"
+#include "files_fd.h"
+#include "files_node.h"
 #include "files_inval.h"
 #include "files_watch.h"
 #include "keeper.h"
@@ -139,6 +141,13 @@ static char *metrics_text(const struct node *n, size_t *len)
 	       "Descriptor numbers open files may use: the limit less "
 	       "fd_reserve.",
 	       fdq_cut());
+	metric(&b, "files_nodes", "gauge",
+	       "Inodes of files/ the kernel remembers.", fnode_count());
+	metric(&b, "files_node_fds", "gauge",
+	       "Descriptors files/'s inodes hold (the others keep a handle).",
+	       fnfd_open_count());
+	metric(&b, "files_node_fds_bound", "gauge",
+	       "Descriptors files/'s inodes may hold at most.", fnfd_bound());
 	metric(&b, "fd_refusals_total", "counter",
 	       "Opens and reads refused for the descriptor bounds.",
 	       fdq_refused());

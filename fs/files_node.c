@@ -35,6 +35,7 @@
 #include <linux/openat2.h>
 #include "sessions/session/fdq.h"
 #include "files.h"
+#include "files_fd.h"
 #include "files_node.h"
 #include "sessions/core/objs.h"
 #include "sessions/core/state.h"
@@ -98,6 +99,11 @@ void fnode_each(void (*fn)(const struct fnode *n))
 			fn(n);
 }
 
+unsigned long fnode_count(void)
+{
+	return hcount;
+}
+
 static int hgrow(void)
 {
 	size_t ncap = hcap ? hcap * 2 : 64;
@@ -158,6 +164,7 @@ int fnode_root_set(int fd, const struct stat *st)
 	if (hadd(&fnode_root) < 0)
 		return -ENOMEM;
 	fnode_root.fd = fd;
+	fnfd_init();
 	return 0;
 }
 
@@ -194,11 +201,15 @@ static struct fnode *node_any(fuse_ino_t ino)
 	}
 }
 
+/* A lost node has neither a descriptor nor a handle; an evicted one has
+ * its handle, opened here again (fs/files_fd.c). */
 struct fnode *fnode_of(fuse_ino_t ino)
 {
 	struct fnode *n = node_any(ino);
 
-	return n && n->fd >= 0 ? n : NULL;
+	if (!n || (n->fd < 0 && !n->fh))
+		return NULL;
+	return fnfd_use(n) == 0 ? n : NULL;
 }
 
 int fnode_err(fuse_ino_t ino)
@@ -233,6 +244,7 @@ static struct fnode *node_new(int fd, const struct stat *st)
 		free(n);
 		return NULL;
 	}
+	fnfd_add(n);
 	return n;
 }
 
@@ -254,9 +266,9 @@ void fnode_unref(struct fnode *n, uint64_t k)
 	n->nlookup = k < n->nlookup ? n->nlookup - k : 0;
 	if (n->nlookup)
 		return;
-	if (n->fd >= 0) {
+	if (n->fd >= 0 || n->fh) {
 		hdel(n);
-		close(n->fd);
+		fnfd_del(n);
 	} else {
 		lost_del(n);
 	}
@@ -264,10 +276,20 @@ void fnode_unref(struct fnode *n, uint64_t k)
 	free(n);
 }
 
+/* n, evicted, no longer names the file of its (dev, ino): it is lost
+ * (ESTALE) until the kernel forgets it. */
+static void node_lose(struct fnode *n)
+{
+	hdel(n);
+	fnfd_del(n);
+	n->next = lost;
+	lost = n;
+}
+
 /* -------------------------------------------------------------- upgrade */
 
 /* Field keys of a node's object; never reused. */
-enum { KN_ID = 1, KN_FD, KN_NLOOKUP };
+enum { KN_ID = 1, KN_FD, KN_NLOOKUP, KN_HANDLE };
 
 static void save_one(struct state_w *w, const struct fnode *n)
 {
@@ -275,6 +297,7 @@ static void save_one(struct state_w *w, const struct fnode *n)
 	state_put_u64(w, KN_ID, n->id);
 	state_put_fd(w, KN_FD, n->fd);
 	state_put_u64(w, KN_NLOOKUP, n->nlookup);
+	fnfd_save(w, KN_HANDLE, n);
 	state_close(w);
 }
 
@@ -313,6 +336,8 @@ static void restore_at(struct fnode *n)
 		n->fd = -1;
 		n->next = lost;
 		lost = n;
+	} else {
+		fnfd_add(n);
 	}
 }
 
@@ -322,6 +347,9 @@ int fnode_restore(const struct state_r *o)
 	uint64_t nlookup = state_get_u64(o, KN_NLOOKUP, 0);
 	int fd = state_get_fd(o, KN_FD), rc = 0;
 	struct fnode *n = NULL;
+
+	if (fd < 0) /* evicted: opened again from its handle */
+		fd = fnfd_restore_fd(o, KN_HANDLE);
 
 	/* an id its inode number can hold, that nothing has yet, and a
 	 * node the kernel still knows */
@@ -339,7 +367,7 @@ int fnode_restore(const struct state_r *o)
 	restore_at(n);
 	objs_reuse(id);
 	n->id = objs_add(OBJ_FILE, n);
-	return n->fd >= 0;
+	return n->fd >= 0 || n->fh; /* evicted at once beyond the bound */
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -498,6 +526,10 @@ struct fnode *fnode_lookup(struct fnode *dir, const char *name,
 		     ? -errno
 		     : 0;
 	n = rc < 0 ? NULL : fnode_find(st.st_dev, st.st_ino);
+	if (n && n->fd < 0 && !fnfd_same(n, fd)) {
+		node_lose(n); /* its inode number names another file now */
+		n = NULL;
+	}
 	if (rc == 0 && n)
 		close(fd);
 	else if (rc == 0 && !(n = node_new(fd, &st)))

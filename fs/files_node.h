@@ -16,12 +16,16 @@
 
 struct fnode {
 	uint64_t id; /* OBJ_FILE id; 0 for the root */
-	int fd;	     /* O_PATH|O_NOFOLLOW */
+	int fd;	     /* O_PATH|O_NOFOLLOW; -1 when evicted or lost */
 	dev_t dev;
 	ino_t ino;
 	mode_t type;	    /* S_IFMT bits */
 	uint64_t nlookup;   /* the kernel's references */
 	struct fnode *next; /* hash chain */
+	/* fs/files_fd.c: the file's handle (NULL: none, the fd is kept),
+	 * its hash chain, and the LRU list of nodes with an open fd */
+	struct file_handle *fh;
+	struct fnode *fh_next, *newer, *older;
 };
 
 /* The workspace root (fd -1 until files_init). */
@@ -36,6 +40,8 @@ extern uint32_t fnode_gen;
 struct fnode *fnode_find(dev_t dev, ino_t ino);
 /* Calls fn for every node the kernel knows, the root included. */
 void fnode_each(void (*fn)(const struct fnode *n));
+/* How many nodes the table holds (the root included). */
+unsigned long fnode_count(void);
 /* Makes fd (the workspace, st its stat; taken over on success) the
  * root, in place of the root before if any. 0 or -ENOMEM. */
 int fnode_root_set(int fd, const struct stat *st);

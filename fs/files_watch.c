@@ -5,8 +5,10 @@
  * an inode mark per directory would cost a descriptor each, and a mount
  * mark reports no creations, removals or renames). Each event names its
  * objects by file handle (FAN_REPORT_DFID_NAME_TARGET: the directory and
- * the name of an entry, and the file itself); an object the kernel does
- * not know through files/ has no node, and the event is dropped. The
+ * the name of an entry, and the file itself), which fnode_by_handle
+ * (fs/files_fd.c) finds among the nodes' own handles; an object the
+ * kernel does not know through files/ has no node, and the event is
+ * dropped. The
  * events of this process are the changes made through files/, which the
  * kernel made itself and already knows: a write, truncate, setattr,
  * create, link, unlink or rename goes through the FUSE kernel module,
@@ -31,6 +33,7 @@
 #include "conf/conf.h"
 #include "sessions/core/log.h"
 #include "sessions/core/loop.h"
+#include "files_fd.h"
 #include "files_inval.h"
 #include "files_node.h"
 #include "files_watch.h"
@@ -59,8 +62,12 @@ static struct loop_watch watch = { .fd = -1 };
  * the filesystem, and a name cached before it would still lead onto (or
  * not onto) what is mounted there (fnode_openat's EXDEV). */
 static struct loop_watch mounts = { .fd = -1 };
-static int mount_fd = -1; /* for open_by_handle_at: the workspace */
-static __kernel_fsid_t fsid;  /* of the workspace's filesystem */
+static __kernel_fsid_t fsid; /* of the workspace's filesystem */
+/* the root's handle: it has none in the nodes' table (fs/files_fd.h) */
+static struct {
+	struct file_handle h;
+	unsigned char bytes[MAX_HANDLE_SZ];
+} root_fh;
 static pid_t self;
 static int adopted = -1;    /* the group an upgrade handed over */
 static bool cached_before; /* the program before cached */
@@ -73,24 +80,20 @@ struct ev {
 	const char *name;
 };
 
-/* The node of fid's file, or NULL: the kernel does not know it. Until
- * the nodes are hashed by handle, the handle is opened and its inode
- * looked for. */
+/* The node of fid's file, or NULL: the kernel does not know it. The
+ * handle is only compared, never opened. */
 static struct fnode *node_of(const struct fanotify_event_info_fid *fid)
 {
-	struct stat st;
-	int fd;
+	const struct file_handle *fh;
 
 	if (!fid || memcmp(&fid->fsid, &fsid, sizeof(fsid)))
 		return NULL;
-	fd = open_by_handle_at(mount_fd, (struct file_handle *)fid->handle,
-			       O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		return NULL; /* gone: no node holds it */
-	if (fstat(fd, &st) < 0)
-		st.st_ino = 0;
-	close(fd);
-	return st.st_ino ? fnode_find(st.st_dev, st.st_ino) : NULL;
+	fh = (const struct file_handle *)fid->handle;
+	if (fh->handle_type == root_fh.h.handle_type &&
+	    fh->handle_bytes == root_fh.h.handle_bytes &&
+	    !memcmp(fh->f_handle, root_fh.h.f_handle, fh->handle_bytes))
+		return &fnode_root;
+	return fnode_by_handle(fh);
 }
 
 /* Reads one info record at p (of at most room bytes) into e; false when
@@ -241,12 +244,36 @@ static void mark_mounts(void)
 		close(ns);
 }
 
+/* The workspace's filesystem and root handle, and whether this daemon
+ * may open handles: without that the nodes keep none (fs/files_fd.c),
+ * and no event would find its node. 0 or -errno. */
+static int root_handle(void)
+{
+	struct statfs sf;
+	int mnt, fd, rc = 0;
+
+	root_fh.h.handle_bytes = MAX_HANDLE_SZ;
+	if (fstatfs(fnode_root.fd, &sf) < 0 ||
+	    name_to_handle_at(fnode_root.fd, "", &root_fh.h, &mnt,
+			      AT_EMPTY_PATH) < 0)
+		return -errno;
+	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
+	mnt = openat(fnode_root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = mnt < 0 ? -1 :
+		       open_by_handle_at(mnt, &root_fh.h, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		rc = -errno;
+	else
+		close(fd);
+	if (mnt >= 0)
+		close(mnt);
+	return rc;
+}
+
 /* The mark on the workspace's filesystem: 0 or -errno, with its reason
  * in *what. */
 static int mark(const char **what)
 {
-	char p[64];
-	struct statfs sf;
 	int fd;
 
 	*what = "fanotify_init";
@@ -264,12 +291,10 @@ static int mark(const char **what)
 			  fnode_root.fd, ".") < 0)
 		return -errno;
 	adopted = -1; /* watch's now */
-	*what = "the workspace";
-	fnode_proc_path(p, sizeof(p), fnode_root.fd);
-	mount_fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mount_fd < 0 || fstatfs(mount_fd, &sf) < 0)
-		return -errno;
-	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
+	*what = "the workspace's file handles";
+	fd = root_handle();
+	if (fd < 0)
+		return fd;
 	*what = "the loop";
 	fd = loop_add(&watch, EPOLLIN);
 	if (fd == 0)
@@ -282,9 +307,7 @@ static void unmark(void)
 {
 	if (watch.fd >= 0)
 		close(watch.fd);
-	if (mount_fd >= 0)
-		close(mount_fd);
-	watch.fd = mount_fd = -1;
+	watch.fd = -1;
 }
 
 int fwatch_fd(void)

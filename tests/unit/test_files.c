@@ -7,6 +7,7 @@
  */
 #include <sys/mount.h>
 #include "fs/files_node.c"
+#include "fs/files_fd.c"
 #include "fs/files_fh.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
@@ -189,6 +190,59 @@ START_TEST(many)
 }
 END_TEST
 
+/* Beyond the bound, nodes keep their handles and no descriptor; a
+ * request opens the handle again, which follows the file across a
+ * rename, fails for a file that is gone, and never takes a new file
+ * with an old file's inode number for the old one. */
+START_TEST(evicted)
+{
+	enum { N = 100 };
+	static struct fnode *n[N];
+	struct fuse_entry_param e;
+	char name[32], a[PATH_MAX], b[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	ck_assert(can_open); /* root may open handles */
+	bound = BOUND_MIN;
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		touch(name);
+		n[i] = look(name, &e);
+	}
+	ck_assert_uint_eq(fnfd_open_count(), BOUND_MIN);
+	ck_assert_int_eq(n[0]->fd, -1);
+	ck_assert_ptr_nonnull(n[0]->fh);
+	ck_assert_ptr_eq(fnode_by_handle(n[5]->fh), n[5]);
+	/* renamed while evicted: the handle names it still */
+	at(ws, "f0", a, sizeof(a));
+	at(ws, "g0", b, sizeof(b));
+	ck_assert_int_eq(rename(a, b), 0);
+	ck_assert_ptr_eq(fnode_of(fnode_ino(n[0])), n[0]);
+	ck_assert_int_ge(n[0]->fd, 0);
+	ck_assert_int_eq(fstat(n[0]->fd, &st), 0);
+	ck_assert_uint_eq(st.st_ino, n[0]->ino);
+	ck_assert_uint_eq(fnfd_open_count(), BOUND_MIN);
+	/* another file's descriptor is not the node's file */
+	fd = open(b, O_PATH | O_CLOEXEC);
+	ck_assert(fnfd_same(n[0], fd));
+	ck_assert(!fnfd_same(n[1], fd));
+	close(fd);
+	/* gone while evicted: stale, and a new file of that name (maybe
+	 * with its inode number) is a node of its own */
+	at(ws, "f1", a, sizeof(a));
+	ck_assert_int_eq(unlink(a), 0);
+	ck_assert_ptr_null(fnode_of(fnode_ino(n[1])));
+	touch("f1");
+	ck_assert_ptr_ne(look("f1", &e), n[1]);
+	ck_assert_ptr_null(fnode_of(fnode_ino(n[1])));
+	for (int i = 0; i < N; i++)
+		fnode_unref(n[i], n[i]->nlookup);
+	ck_assert_uint_eq(fnfd_open_count(), 1); /* the new f1's */
+	bound = BOUND_MAX;
+}
+END_TEST
+
 START_TEST(symlinks_stay_links)
 {
 	struct fuse_entry_param e;
@@ -353,6 +407,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, many);
+	tcase_add_test(tc, evicted);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
  * states are refused, never crash.
  */
 #include "fs/files_node.c"
+#include "fs/files_fd.c"
 #include "fs/files_fh.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
@@ -47,9 +48,14 @@ static void exec_like(void)
 			next = n->next;
 			if (n != &fnode_root) {
 				objs_del(n->id);
+				free(n->fh);
 				free(n);
 			}
 		}
+	free(fh_tab); /* fs/files_fd.c's tables went with the nodes */
+	fh_tab = NULL;
+	fh_cap = fh_count = nopen = 0;
+	lru_newest = lru_oldest = NULL;
 	for (n = lost; n; n = next) {
 		next = n->next;
 		objs_del(n->id);
@@ -296,6 +302,32 @@ START_TEST(listing_goes_on)
 }
 END_TEST
 
+/* A node whose descriptor was not handed over (one evicted beyond the
+ * bound has none) is opened again from its handle: the same file. */
+START_TEST(handles_kept)
+{
+	struct fuse_entry_param ea;
+	struct fnode *a;
+	struct stat st;
+	char p[PATH_MAX];
+
+	at("a", p, sizeof(p));
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	a = look(&fnode_root, "a", &ea);
+	save();
+	close(a->fd);
+	a->fd = -1;
+	exec_like();
+	ck_assert_int_eq(restore(), 0);
+	a = fnode_of(ea.ino);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_uint_eq(a->ino, st.st_ino);
+	fnode_forget(ea.ino, 1);
+	ck_assert_ptr_null(fnode_of(ea.ino));
+}
+END_TEST
+
 /* Upgrade with one node's and one open file's descriptor gone: both
  * answer ESTALE until the kernel lets them go, and nothing else takes
  * their id or handle meanwhile; the rest is kept. */
@@ -316,7 +348,8 @@ START_TEST(lost_descriptors_are_stale)
 	fa = open_file(a, SHE);
 	fb = open_file(b, SHE);
 	save();
-	close(b->fd);
+	close(b->fd); /* and its file goes: its handle opens nothing */
+	ck_assert_int_eq(unlink(p), 0);
 	fdq_close(fslot_of(fb)->fd);
 	fslot_of(fb)->fd = -1; /* exec_like must not count it */
 	exec_like();
@@ -328,6 +361,7 @@ START_TEST(lost_descriptors_are_stale)
 	ck_assert_int_eq(fnode_err(eb.ino), ESTALE);
 	ck_assert_ptr_null(fslot_of(fb));
 	/* a new lookup of b is a new node; a new open another handle */
+	close(open(p, O_CREAT | O_WRONLY, 0644));
 	ck_assert_uint_ne(fnode_ino(look(&fnode_root, "b", &e)), eb.ino);
 	fnew = open_file(fnode_of(e.ino), SHE);
 	ck_assert_uint_ne(fnew, fb);
@@ -457,6 +491,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, open_file_writes_on);
 	tcase_add_test(tc, listing_goes_on);
 	tcase_add_test(tc, lost_descriptors_are_stale);
+	tcase_add_test(tc, handles_kept);
 	tcase_add_test(tc, crash_makes_all_stale);
 	tcase_add_test(tc, bad_states_refused);
 	suite_add_tcase(s, tc);
