@@ -35,6 +35,7 @@
 #include "sessions/core/loop.h"
 #include "files_fd.h"
 #include "files_inval.h"
+#include "files_mounts.h"
 #include "files_node.h"
 #include "files_watch.h"
 
@@ -45,23 +46,11 @@
 #define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
 #define READS_PER_WAKE 16 /* then the loop serves what else is ready */
 
-/* Mount notifications (Linux 6.15); the headers here are older. */
-#ifndef FAN_MARK_MNTNS
-#define FAN_MARK_MNTNS 0x00000110
-#define FAN_REPORT_MNT 0x00004000
-#define FAN_MNT_ATTACH 0x01000000
-#define FAN_MNT_DETACH 0x02000000
-#endif
-
 bool fwatch_on;
 double fwatch_ttl;
 unsigned long fwatch_lookups, fwatch_getattrs;
 
 static struct loop_watch watch = { .fd = -1 };
-/* The daemon's mount namespace: a mount or unmount makes no event of
- * the filesystem, and a name cached before it would still lead onto (or
- * not onto) what is mounted there (fnode_openat's EXDEV). */
-static struct loop_watch mounts = { .fd = -1 };
 static __kernel_fsid_t fsid; /* of the workspace's filesystem */
 /* the root's handle: it has none in the nodes' table (fs/files_fd.h) */
 static struct {
@@ -125,10 +114,10 @@ static bool take_info(struct ev *e, const char *p, size_t room)
 	return true;
 }
 
-/* What the event at m changed, queued for the notifier. */
-static void on_one(const struct fanotify_event_metadata *m)
+/* What the event m (its bytes at ev) changed, queued for the notifier. */
+static void on_one(const struct fanotify_event_metadata *m, const char *ev)
 {
-	const char *p = (const char *)m + m->metadata_len;
+	const char *p = ev + m->metadata_len;
 	size_t left = m->event_len - m->metadata_len;
 	struct ev e = { .mask = m->mask };
 	const struct fanotify_event_info_header *h;
@@ -155,10 +144,34 @@ static void on_one(const struct fanotify_event_metadata *m)
 				     -1);
 }
 
+/* The events of one read, len bytes at buf. With info records an
+ * event's length is a multiple of 4 only: each metadata is copied out
+ * before its 64-bit mask is read. */
+static void on_buf(const char *buf, size_t len)
+{
+	struct fanotify_event_metadata m;
+
+	for (size_t off = 0; len - off >= sizeof(m); off += m.event_len) {
+		memcpy(&m, buf + off, sizeof(m));
+		if (m.event_len < sizeof(m) || m.event_len > len - off ||
+		    m.metadata_len < sizeof(m) || m.metadata_len > m.event_len)
+			return;
+		if (m.vers != FANOTIFY_METADATA_VERSION)
+			continue;
+		if (m.mask & FAN_Q_OVERFLOW) {
+			log_msg(LOG_WARNING,
+				"files/: fanotify's queue overflowed: "
+				"everything cached is invalidated");
+			fwatch_flush();
+		} else if (m.pid != self) {
+			on_one(&m, buf + off);
+		}
+	}
+}
+
 static void on_events(struct loop_watch *w, uint32_t events)
 {
 	char buf[16384] __attribute__((aligned(8)));
-	const struct fanotify_event_metadata *m;
 	ssize_t len;
 
 	(void)events;
@@ -166,19 +179,7 @@ static void on_events(struct loop_watch *w, uint32_t events)
 		len = read(w->fd, buf, sizeof(buf));
 		if (len <= 0)
 			return; /* EAGAIN: all read */
-		for (m = (const void *)buf; FAN_EVENT_OK(m, len);
-		     m = FAN_EVENT_NEXT(m, len)) {
-			if (m->vers != FANOTIFY_METADATA_VERSION)
-				continue;
-			if (m->mask & FAN_Q_OVERFLOW) {
-				log_msg(LOG_WARNING,
-					"files/: fanotify's queue overflowed: "
-					"everything cached is invalidated");
-				fwatch_flush();
-			} else if (m->pid != self) {
-				on_one(m);
-			}
-		}
+		on_buf(buf, (size_t)len);
 	}
 }
 
@@ -198,50 +199,6 @@ void fwatch_reply_negative(fuse_req_t req)
 	struct fuse_entry_param e = { .ino = 0, .entry_timeout = fwatch_ttl };
 
 	fuse_reply_entry(req, &e);
-}
-
-/* Any mount or unmount: everything (they are rare, and which names they
- * cover is not said). */
-static void on_mounts(struct loop_watch *w, uint32_t events)
-{
-	char buf[4096] __attribute__((aligned(8)));
-	bool any = false;
-
-	(void)events;
-	while (read(w->fd, buf, sizeof(buf)) > 0)
-		any = true;
-	if (any)
-		fwatch_flush();
-}
-
-/* The mark on the mount namespace, or a line of the log. */
-static void mark_mounts(void)
-{
-	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
-				       FAN_REPORT_MNT,
-			       O_RDONLY | O_CLOEXEC);
-	int rc = ns < 0 || fd < 0 ? -errno : 0;
-
-	if (rc == 0 && fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS,
-				     FAN_MNT_ATTACH | FAN_MNT_DETACH, ns,
-				     NULL) < 0)
-		rc = -errno;
-	mounts.fd = fd;
-	mounts.fn = on_mounts;
-	if (rc == 0)
-		rc = loop_add(&mounts, EPOLLIN);
-	if (rc < 0) {
-		log_msg(LOG_NOTICE,
-			"files/: no mount notifications (%s, Linux 6.15): a "
-			"mount below the workspace is seen after %.0f s",
-			strerror(-rc), FWATCH_TTL);
-		if (fd >= 0)
-			close(fd);
-		mounts.fd = -1;
-	}
-	if (ns >= 0)
-		close(ns);
 }
 
 /* The workspace's filesystem and root handle, and whether this daemon
@@ -298,7 +255,7 @@ static int mark(const char **what)
 	*what = "the loop";
 	fd = loop_add(&watch, EPOLLIN);
 	if (fd == 0)
-		mark_mounts();
+		fmounts_start();
 	return fd;
 }
 
