@@ -8,18 +8,19 @@
  * the name of an entry, and the file itself), which fnode_by_handle
  * (fs/files_fd.c) finds among the nodes' own handles; an object the
  * kernel does not know through files/ has no node, and the event is
- * dropped. The
- * events of this process are the changes made through files/, which the
- * kernel made itself and already knows: a write, truncate, setattr,
- * create, link, unlink or rename goes through the FUSE kernel module,
- * which updates or invalidates its own dentries, attributes and pages.
+ * dropped. The events of this process are the changes made through
+ * files/, which the kernel made itself and already knows: a write,
+ * truncate, setattr, create, link, unlink or rename goes through the
+ * FUSE kernel module, which updates or invalidates its own dentries,
+ * attributes and pages (t30 makes each through files/ and reads it back
+ * through files/).
  *
  * The events are asynchronous (fanotify's permission events would make
  * them synchronous, at the price of a round trip to the daemon for every
  * open and write of the whole filesystem, and there is none for a
  * write), so a change is seen through files/ after the loop has read
  * its event and the notifier thread has sent the invalidation: see
- * sessionfs(1), files/, for the window measured.
+ * sessionfs(7), WORKSPACE, for the window measured.
  */
 #include <errno.h>
 #include <fcntl.h>
