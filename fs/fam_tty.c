@@ -16,6 +16,7 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
+#include "sessions/core/pattern.h"
 #include "sessions/core/state.h"
 #include "sessions/tty/tty.h"
 
@@ -269,44 +270,16 @@ static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
 static const struct fam_ctl ctl_tab = { "tty/", ctl_verbs, ctl_owner, ENOMEM };
 static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
-/* "PATTERN [TIMEOUT_MS]": splits off the timeout when the last word is a
- * number. */
-static void split_timeout(const char *p, size_t *len, uint64_t *ms)
-{
-	size_t i = *len;
-	uint64_t v = 0;
-
-	while (i > 0 && p[i - 1] >= '0' && p[i - 1] <= '9')
-		i--;
-	if (i == *len || i < 2 || p[i - 1] != ' ' || *len - i > 9)
-		return;
-	for (size_t j = i; j < *len; j++)
-		v = v * 10 + (uint64_t)(p[j] - '0');
-	*ms = v;
-	*len = i - 1;
-}
-
 /* Compiles pattern (len bytes) into re; an error line when it cannot. */
 static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
 {
-	int cost = term_pattern_check(pat, len);
-	char *z = cost ? NULL : strndup(pat, len), msg[128];
-	int rc = z ? regcomp(re, z, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
+	char why[160];
+	int rc = pattern_compile(pat, len, re, why, sizeof(why));
 
-	if (cost < 0) {
-		sess_error(s, "tty/expect: '%.*s' is refused: %s",
-			   (int)(len > 80 ? 80 : len), pat,
-			   cost == -ENOTSUP ? "a back-reference" :
-					      "too long or too large");
-		return -EINVAL;
-	}
-	if (rc != 0) {
-		regerror(rc, re, msg, sizeof(msg));
-		sess_error(s, "tty/expect: '%.*s' is not an extended regex: %s",
-			   (int)(len > 80 ? 80 : len), pat, msg);
-	}
-	free(z);
-	return rc == 0 ? 0 : rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+	if (rc == -EINVAL)
+		sess_error(s, "tty/expect: '%.*s' %s", (int)(len > 80 ? 80 : len),
+			   pat, why);
+	return rc;
 }
 
 static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
@@ -324,7 +297,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 	if (rc < 0)
 		return rc;
 	len = fam_value_len(&fh->w);
-	split_timeout(fh->w.p, &len, &ms);
+	pattern_split_timeout(fh->w.p, &len, &ms);
 	rc = compile(n->s, fh->w.p, len, &re);
 	if (rc == 0)
 		regfree(&re);

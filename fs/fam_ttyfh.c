@@ -9,6 +9,7 @@
 #include <string.h>
 #include "fam.h"
 #include "fam_tty.h"
+#include "sessions/core/pattern.h"
 #include "sessions/core/state.h"
 #include "sessions/session/sess.h"
 #include "sessions/tty/tty.h"
@@ -73,7 +74,7 @@ struct ttyfh *fam_ttyfh(struct fh *fh)
 static void restore_pattern(struct ttyfh *x, const struct state_r *o)
 {
 	x->pat = state_get_str(o, K_PAT);
-	if (x->pat && term_pattern_check(x->pat, strlen(x->pat)) == 0 &&
+	if (x->pat && pattern_check(x->pat, strlen(x->pat)) == 0 &&
 	    regcomp(&x->re, x->pat, REG_EXTENDED | REG_NOSUB) == 0)
 		x->has_re = true;
 }

@@ -56,15 +56,7 @@ char *term_screen(struct term *t, size_t *len);
 /* The scrolled-off lines, oldest first (malloc'd). */
 char *term_scrollback(struct term *t, size_t *len);
 void term_clear_scrollback(struct term *t);
-/* What a pattern for term_match may be: glibc's matcher takes time
- * exponential in its back-references and proportional to the size of
- * its automaton, in which an interval {m,n} copies its atom n times. */
-#define TERM_PATTERN_MAX 1024 /* bytes */
-#define TERM_COST_MAX	 256  /* atoms that intervals add */
-/* 0 when the extended regex pat (len bytes) is cheap enough to match;
- * -ENOTSUP for a back-reference (\1..\9), -E2BIG when too long or when
- * its intervals add too many atoms. */
-int term_pattern_check(const char *pat, size_t len);
+/* Patterns for term_match: sessions/core/pattern.h bounds them. */
 /* The lowest row of the screen that re matches, with its newline
  * (malloc'd), or NULL. */
 char *term_match(struct term *t, const regex_t *re, size_t *len);

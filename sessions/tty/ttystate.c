@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "sessions/core/pattern.h"
 #include "sessions/core/state.h"
 #include "sessions/session/runstate.h"
 #include "sessions/session/sess.h"
@@ -176,7 +177,7 @@ static void restore_fields(struct tty *t, const struct state_r *o)
 	t->last_out_ms = state_get_i64(o, K_LAST_OUT, 0);
 	t->quiet_ms = (uint64_t)in_range(o, K_QUIET, 0, 3600000, TTY_QUIET_MS);
 	t->expect = state_get_str(o, K_EXPECT);
-	if (t->expect && strlen(t->expect) > TERM_PATTERN_MAX) {
+	if (t->expect && strlen(t->expect) > PATTERN_MAX) {
 		free(t->expect);
 		t->expect = NULL;
 	}

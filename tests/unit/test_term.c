@@ -1,5 +1,4 @@
-/* test_term.c - the screen of tty/ (term.c): what patterns expect may
- * take, the screen's version, a match (once per version, a tenth of the
+/* test_term.c - the screen of tty/ (term.c): the screen's version, a match (once per version, a tenth of the
  * time at most), 2 columns with wide characters (1 crashes libvterm
  * 0.1.4, hence the minimum), and REP, which libvterm 0.1.4 repeats
  * forever unless the last character is of width 1 (each under a short
@@ -14,42 +13,6 @@
 #include "sessions/core/strbuf.h"
 #include "sessions/tty/term.h"
 #include "unit.h"
-
-/* term_pattern_check of s, copied so that it ends at an inaccessible
- * page. */
-static int check_pat(const char *s)
-{
-	struct guarded g;
-	size_t len = strlen(s);
-	const char *p = guard_copy(&g, s, len);
-	int rc = term_pattern_check(p, len);
-
-	guard_free(&g);
-	return rc;
-}
-
-START_TEST(patterns)
-{
-	char big[TERM_PATTERN_MAX + 2];
-
-	ck_assert_int_eq(check_pat("^\\$ $"), 0);
-	ck_assert_int_eq(check_pat("(a*)*(a*)*z"), 0);
-	ck_assert_int_eq(check_pat("^a{70}$"), 0);
-	ck_assert_int_eq(check_pat("[\\1]x \\\\1 [[:digit:]]{3}"), 0);
-	ck_assert_int_eq(check_pat("a{1,"), 0);
-	ck_assert_int_eq(check_pat("(a*)*(a*)*(a*)*\\3\\2\\1z"), -ENOTSUP);
-	ck_assert_int_eq(check_pat("(x)\\1"), -ENOTSUP);
-	ck_assert_int_eq(check_pat("(a{1,100}){1,100}z"), -E2BIG);
-	ck_assert_int_eq(check_pat("a{1,1000}"), -E2BIG);
-	ck_assert_int_eq(check_pat("((a{2}){2}){2}"), 0);
-	ck_assert_int_eq(check_pat("(((a{9}){9}){9}){9}"), -E2BIG);
-	memset(big, 'a', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	ck_assert_int_eq(check_pat(big), -E2BIG);
-	big[TERM_PATTERN_MAX] = '\0';
-	ck_assert_int_eq(check_pat(big), 0); /* 1 KiB of plain atoms */
-}
-END_TEST
 
 static void drop(void *arg, const char *buf, size_t len)
 {
@@ -489,7 +452,6 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("term");
 	TCase *rep = tcase_create("rep");
 
-	tcase_add_test(tc, patterns);
 	tcase_add_test(tc, versions_and_match);
 	tcase_add_test(tc, two_columns_wide);
 	suite_add_tcase(s, tc);
