@@ -94,6 +94,7 @@ void conf_defaults(void)
 	conf.tty_rc = false;
 	conf.default_session = true;
 	conf.keeper = true;
+	conf.files_cache = true;
 	conf.log_level = LOG_INFO;
 }
 

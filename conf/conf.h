@@ -35,6 +35,7 @@ struct conf {
 
 	bool default_session;
 	bool keeper; /* a keeper process survives the server's crash */
+	bool files_cache; /* files/ caches, invalidated by fanotify */
 	int log_level; /* syslog level */
 	char **env;    /* "NAME=value" every session starts with */
 	size_t nenv;

@@ -48,6 +48,7 @@ static const struct setting {
 	{ "tty_rc", K_BOOL, 0, 0, AT(tty_rc) },
 	{ "default_session", K_BOOL, 0, 0, AT(default_session) },
 	{ "keeper", K_BOOL, 0, 0, AT(keeper) },
+	{ "files_cache", K_BOOL, 0, 0, AT(files_cache) },
 	{ "env", K_GROUP, 0, 0, 0 },
 	{ "log_level", K_LEVEL, 0, 0, AT(log_level) },
 #undef AT

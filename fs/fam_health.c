@@ -10,6 +10,8 @@
 #include "fam_health.h"
 #include "files_fd.h"
 #include "files_node.h"
+#include "files_inval.h"
+#include "files_watch.h"
 #include "keeper.h"
 #include "upgrade.h"
 #include "sessions/session/fdq.h"
@@ -81,6 +83,21 @@ static void metric(struct strbuf *b, const char *name, const char *type,
 	sb_addf(b, "sessionfs_%s %llu\n", name, v);
 }
 
+/* files/' caching (fs/files_watch.c): its requests show what it saves. */
+static void files_metrics(struct strbuf *b)
+{
+	metric(b, "files_cache", "gauge",
+	       "Whether files/ caches, kept true by fanotify (1) or not (0).",
+	       fwatch_on);
+	metric(b, "files_lookups_total", "counter",
+	       "Lookups of names in files/ the kernel sent.", fwatch_lookups);
+	metric(b, "files_getattrs_total", "counter",
+	       "Attribute requests of files/ the kernel sent.",
+	       fwatch_getattrs);
+	metric(b, "files_invalidations_total", "counter",
+	       "Invalidations of files/ sent to the kernel.", finval_sent());
+}
+
 static char *metrics_text(const struct node *n, size_t *len)
 {
 	struct strbuf b = { 0 };
@@ -137,6 +154,7 @@ static char *metrics_text(const struct node *n, size_t *len)
 	metric(&b, "cpu_poll_holds_total", "counter",
 	       "Times idle CPUs were asked to poll (cpu_poll_ms).",
 	       cpulat_holds());
+	files_metrics(&b);
 	return sb_take(&b, len);
 }
 

@@ -14,9 +14,11 @@
  * in its directory without entering what is mounted there (EBUSY or
  * EEXIST).
  *
- * Entries and attributes are not cached (timeouts 0): the sessions
- * change the same files behind the kernel's back, and a cached name or
- * size would show old content.
+ * The sessions change the same files behind the kernel's back: entries
+ * (negative ones too), attributes and pages are cached only while
+ * fs/files_watch.c invalidates what changes (timeouts 0 else). Listings
+ * are not: a listing read on after a crash must answer ESTALE, and the
+ * kernel's inodes of a crashed program are not known to the next.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include "files_kill.h"
 #include "files_node.h"
 #include "files_xattr.h"
+#include "files_watch.h"
 #include "tree.h"
 
 bool files_posix_acl;
@@ -75,7 +78,11 @@ static void f_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		n = fnode_lookup(dir, name, &e, &err);
 		fnode_as_self(sw);
 	}
-	fnode_reply_entry(req, n, &e, err);
+	fwatch_lookups++;
+	if (!n && err == ENOENT && dir && fwatch_on)
+		fwatch_reply_negative(req);
+	else
+		fnode_reply_entry(req, n, &e, err);
 }
 
 static void f_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -99,6 +106,7 @@ static void f_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct stat st;
 
 	(void)fi;
+	fwatch_getattrs++;
 	if (!n) {
 		fuse_reply_err(req, fnode_err(ino));
 		return;
@@ -340,7 +348,7 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
 		fdq_close(fd);
 		return ENOMEM;
 	}
-	fi->keep_cache = 0;
+	fi->keep_cache = fwatch_on; /* fs/files_watch.c drops what changes */
 	fi->direct_io = 0;
 	return 0;
 }

@@ -97,6 +97,13 @@ struct fnode *fnode_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
+void fnode_each(void (*fn)(const struct fnode *n))
+{
+	for (size_t i = 0; i < hcap; i++)
+		for (const struct fnode *n = htab[i]; n; n = n->next)
+			fn(n);
+}
+
 unsigned long fnode_count(void)
 {
 	return hcount;

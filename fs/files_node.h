@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#define FNODE_TTL 0.0 /* entry and attribute timeouts (s) */
+#include "files_watch.h"
+
+#define FNODE_TTL fwatch_ttl /* entry and attribute timeouts (s) */
 
 struct fnode {
 	uint64_t id; /* OBJ_FILE id; 0 for the root */
@@ -36,6 +38,8 @@ extern struct fnode fnode_root;
 extern uint32_t fnode_gen;
 
 struct fnode *fnode_find(dev_t dev, ino_t ino);
+/* Calls fn for every node the kernel knows, the root included. */
+void fnode_each(void (*fn)(const struct fnode *n));
 /* How many nodes the table holds (the root included). */
 unsigned long fnode_count(void);
 /* Makes fd (the workspace, st its stat; taken over on success) the

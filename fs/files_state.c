@@ -24,12 +24,14 @@
 #include "sessions/core/log.h"
 #include "sessions/core/state.h"
 #include "files.h"
+#include "files_inval.h"
 #include "files_fh.h"
 #include "files_node.h"
+#include "files_watch.h"
 #include "upgrade.h"
 
 /* Field keys of files/' object; never reused. */
-enum { KF_GEN = 1, KF_WORKSPACE, KF_ROOT_FD };
+enum { KF_GEN = 1, KF_WORKSPACE, KF_ROOT_FD, KF_CACHED, KF_WATCH_FD };
 
 static char *ws_path; /* the workspace as files_init was given it */
 
@@ -90,6 +92,9 @@ void files_save(struct state_w *w)
 	state_put_u64(w, KF_GEN, fnode_gen);
 	state_put_str(w, KF_WORKSPACE, ws_path);
 	state_put_fd(w, KF_ROOT_FD, fnode_root.fd);
+	state_put_u64(w, KF_CACHED, fwatch_on);
+	state_put_fd(w, KF_WATCH_FD, fwatch_fd());
+	finval_pause(); /* the execve follows */
 	fnode_save(w);
 	fslot_save(w);
 	state_close(w);
@@ -153,6 +158,8 @@ int files_restore(const struct state_r *o)
 	int rc;
 
 	fnode_save_creds();
+	fwatch_adopt(state_get_u64(o, KF_CACHED, 0),
+		     state_get_fd(o, KF_WATCH_FD));
 	if (fd >= 0 && gen > 0 && gen <= UINT32_MAX) {
 		rc = root_take(fd);
 		if (rc < 0)

@@ -28,6 +28,7 @@
 #include "conf/conf.h"
 #include "sessions/session/fdq.h"
 #include "files.h"
+#include "files_watch.h"
 #include "mountpoint.h"
 #include "ops.h"
 #include "park.h"
@@ -307,6 +308,8 @@ static int serve(const struct state_r *root)
 	if (rc == 0 && root)
 		rc = upgrade_finish(se, root);
 	upgrade_done();
+	if (rc == 0) /* the INIT replayed: notifications can be sent */
+		fwatch_start(se, upgrade_recovering());
 	/* after upgrade_finish, which takes the keeper's socket over */
 	sstate_checkpoints(keeper_fd() >= 0);
 	loop_set_idle(park_idle);

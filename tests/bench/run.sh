@@ -23,7 +23,9 @@
 # mount's first answer; on mounts of its own) and
 # upgrade (the pause an upgrade in place makes in a client's reads of
 # health, with 1 and 1000 sessions, against the same loop's gaps; last,
-# since it replaces the daemon's program many times).
+# since it replaces the daemon's program many times) and coherence (how
+# soon a change of the backing directory is seen through files/, which
+# caches it, and what the cache saves; on mounts of its own).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -43,7 +45,7 @@
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
 # TTY_FEED_MIB, HOSTILE_S, CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and
-# UPGRADE_SESSIONS change the sizes.
+# UPGRADE_SESSIONS, COHERENCE_N and COHERENCE_FILES change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -55,7 +57,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty tty_feed hostile crash upgrade"
+all+=" stream_latency peers contexts tty tty_feed hostile crash upgrade coherence"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -236,6 +238,7 @@ fi
 # the same daemon on, in the same pid, after each upgrade
 bench upgrade 300 python3 -Bu "$here/upgrade.py" "$mnt" "$pid"
 bench crash 300 python3 -Bu "$here/crash.py" "$mnt" "$pid" "$daemon"
+bench coherence 600 python3 -Bu "$here/coherence.py" "$mnt" "$pid" "$daemon"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

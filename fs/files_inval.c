@@ -1,0 +1,254 @@
+/*
+ * files_inval.c - the notifier thread of files/ (see files_inval.h): a
+ * queue the loop fills and a thread that writes its notifications.
+ *
+ * The queue has no bound of its own: the loop fills it from fanotify's
+ * queue (16384 events, then one overflow that becomes one flush), and
+ * the thread empties it as fast as the kernel takes notifications; it
+ * only waits while a request holds a lock the notification needs, and
+ * the loop answers that request meanwhile.
+ */
+#include <errno.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sessions/core/log.h"
+#include "files_inval.h"
+
+/* FUSE_NOTIFY_INC_EPOCH (Linux 6.16, protocol 7.44): every dentry of
+ * the connection made before it is looked up again at its next use. The
+ * headers here are older. */
+#define NOTIFY_INC_EPOCH 8
+
+#define PAUSE_WAIT_MS 1000 /* an upgrade waits this long for the thread */
+
+struct item {
+	struct item *next;
+	fuse_ino_t ino; /* the inode, or the entry's parent */
+	off_t off;	/* the inode's: < 0 attributes only */
+	size_t len;	/* the entry's name's length; 0: an inode */
+	char name[];
+};
+
+static struct fuse_session *sess;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* the thread waits on work, a pause on idle (both CLOCK_MONOTONIC) */
+static pthread_cond_t work, idle;
+static struct item *head, **tail = &head;
+static bool epoch_due, busy, started;
+/* Until when an upgrade pauses the thread (CLOCK_MONOTONIC ms). */
+static _Atomic int64_t pause_end;
+static atomic_ulong sent;
+static bool no_epoch; /* the kernel refused one: said once */
+
+/* Appends it (NULL: nothing, out of memory) and wakes the thread. */
+static void push(struct item *it, bool epoch)
+{
+	pthread_mutex_lock(&mu);
+	if (it) {
+		*tail = it;
+		tail = &it->next;
+	}
+	epoch_due |= epoch;
+	pthread_cond_signal(&work);
+	pthread_mutex_unlock(&mu);
+}
+
+void finval_inode(fuse_ino_t ino, off_t off)
+{
+	struct item *it;
+
+	if (!started || !(it = calloc(1, sizeof(*it))))
+		return;
+	it->ino = ino;
+	it->off = off;
+	push(it, false);
+}
+
+void finval_entry(fuse_ino_t parent, const char *name, size_t len)
+{
+	struct item *it;
+
+	if (!started || !len || !(it = calloc(1, sizeof(*it) + len + 1)))
+		return;
+	it->ino = parent;
+	it->len = len;
+	memcpy(it->name, name, len);
+	push(it, false);
+}
+
+void finval_all_entries(void)
+{
+	if (started)
+		push(NULL, true);
+}
+
+/* The epoch: a bare notification header, which libfuse 3.14 cannot
+ * send. A kernel before 6.16 answers EINVAL: then a name cached before a
+ * gap in the events (an overflow, an upgrade) stays until its timeout. */
+static void send_epoch(void)
+{
+	struct fuse_out_header h = { .len = sizeof(h),
+				     .error = NOTIFY_INC_EPOCH };
+
+	if (write(fuse_session_fd(sess), &h, sizeof(h)) == (ssize_t)sizeof(h))
+		atomic_fetch_add(&sent, 1);
+	else if (!no_epoch) {
+		no_epoch = true;
+		log_msg(LOG_WARNING,
+			"files/: the kernel cannot expire every entry at once "
+			"(FUSE_NOTIFY_INC_EPOCH: %m): names cached before a "
+			"gap in its events stay until their timeout");
+	}
+}
+
+static void send_one(const struct item *it)
+{
+	int rc = it->len ? fuse_lowlevel_notify_inval_entry(
+				   sess, it->ino, it->name, it->len) :
+			   fuse_lowlevel_notify_inval_inode(sess, it->ino,
+							    it->off, 0);
+
+	/* ENOENT: the kernel has forgotten it, nothing to do */
+	if (rc == 0)
+		atomic_fetch_add(&sent, 1);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static bool paused(void)
+{
+	return now_ms() < atomic_load(&pause_end);
+}
+
+/* Waits on work until it is signalled, or the pause ends. */
+static void wait_work(void)
+{
+	int64_t end = atomic_load(&pause_end);
+	struct timespec t = { .tv_sec = end / 1000,
+			      .tv_nsec = end % 1000 * 1000000 };
+
+	if (paused())
+		pthread_cond_timedwait(&work, &mu, &t);
+	else
+		pthread_cond_wait(&work, &mu);
+}
+
+/* Takes the queue (and the epoch) when there is work and no pause. */
+static struct item *take(bool *epoch)
+{
+	struct item *list;
+
+	pthread_mutex_lock(&mu);
+	busy = false;
+	pthread_cond_broadcast(&idle);
+	while (paused() || (!head && !epoch_due))
+		wait_work();
+	list = head;
+	head = NULL;
+	tail = &head;
+	*epoch = epoch_due;
+	epoch_due = false;
+	busy = true;
+	pthread_mutex_unlock(&mu);
+	return list;
+}
+
+/* Puts back what a pause stopped, before what came meanwhile. */
+static void put_back(struct item *list)
+{
+	struct item **end = &list;
+
+	while (*end)
+		end = &(*end)->next;
+	pthread_mutex_lock(&mu);
+	*end = head;
+	if (!head)
+		tail = end;
+	head = list;
+	pthread_mutex_unlock(&mu);
+}
+
+static void *notifier(void *unused)
+{
+	struct item *list, *it;
+	bool epoch;
+
+	(void)unused;
+	for (;;) {
+		list = take(&epoch);
+		if (epoch)
+			send_epoch();
+		while ((it = list) && !paused()) {
+			list = it->next;
+			send_one(it);
+			free(it);
+		}
+		if (list)
+			put_back(list);
+	}
+	return NULL; /* never: it lives as long as the program */
+}
+
+int finval_start(struct fuse_session *se)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	pthread_t t;
+	int rc;
+
+	if (started)
+		return 0;
+	sess = se;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&work, &ca);
+	pthread_cond_init(&idle, &ca);
+	pthread_condattr_destroy(&ca);
+	sigfillset(&all); /* the loop's signalfds take every signal */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&t, NULL, notifier, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0) {
+		pthread_detach(t);
+		started = true;
+	}
+	return rc;
+}
+
+void finval_pause(void)
+{
+	int64_t end = now_ms() + PAUSE_WAIT_MS;
+	struct timespec until = { .tv_sec = end / 1000,
+				  .tv_nsec = end % 1000 * 1000000 };
+
+	if (!started)
+		return;
+	pthread_mutex_lock(&mu);
+	/* what the loop read before is sent: the next program reads on
+	 * from the events after it */
+	while ((busy || head || epoch_due) &&
+	       pthread_cond_timedwait(&idle, &mu, &until) == 0)
+		;
+	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
+	if (busy)
+		log_msg(LOG_WARNING, "files/: a notification is still being "
+				     "written as the upgrade begins");
+	pthread_mutex_unlock(&mu);
+}
+
+unsigned long finval_sent(void)
+{
+	return atomic_load(&sent);
+}

@@ -1,0 +1,318 @@
+/*
+ * files_watch.c - the fanotify source of files/ (see files_watch.h).
+ *
+ * One mark covers the workspace's whole filesystem (FAN_MARK_FILESYSTEM:
+ * an inode mark per directory would cost a descriptor each, and a mount
+ * mark reports no creations, removals or renames). Each event names its
+ * objects by file handle (FAN_REPORT_DFID_NAME_TARGET: the directory and
+ * the name of an entry, and the file itself), which fnode_by_handle
+ * (fs/files_fd.c) finds among the nodes' own handles; an object the
+ * kernel does not know through files/ has no node, and the event is
+ * dropped. The events of this process are the changes made through
+ * files/, which the kernel made itself and already knows: a write,
+ * truncate, setattr, create, link, unlink or rename goes through the
+ * FUSE kernel module, which updates or invalidates its own dentries,
+ * attributes and pages (t30 makes each through files/ and reads it back
+ * through files/).
+ *
+ * The events are asynchronous (fanotify's permission events would make
+ * them synchronous, at the price of a round trip to the daemon for every
+ * open and write of the whole filesystem, and there is none for a
+ * write), so a change is seen through files/ after the loop has read
+ * its event and the notifier thread has sent the invalidation: see
+ * sessionfs(7), WORKSPACE, for the window measured.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "sessions/core/log.h"
+#include "sessions/core/loop.h"
+#include "files_fd.h"
+#include "files_inval.h"
+#include "files_mounts.h"
+#include "files_node.h"
+#include "files_watch.h"
+
+#define EVENTS                                                                 \
+	(FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ATTRIB | FAN_CREATE | FAN_DELETE | \
+	 FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF |     \
+	 FAN_ONDIR)
+#define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
+#define READS_PER_WAKE 16 /* then the loop serves what else is ready */
+
+bool fwatch_on;
+double fwatch_ttl;
+unsigned long fwatch_lookups, fwatch_getattrs;
+
+static struct loop_watch watch = { .fd = -1 };
+static __kernel_fsid_t fsid; /* of the workspace's filesystem */
+/* the root's handle: it has none in the nodes' table (fs/files_fd.h) */
+static struct {
+	struct file_handle h;
+	unsigned char bytes[MAX_HANDLE_SZ];
+} root_fh;
+static pid_t self;
+static int adopted = -1;    /* the group an upgrade handed over */
+static bool cached_before; /* the program before cached */
+
+/* What one event names: the directory of its entry with the name, and
+ * the object itself (either may be missing). */
+struct ev {
+	uint64_t mask;
+	const struct fanotify_event_info_fid *dir, *obj;
+	const char *name;
+};
+
+/* The node of fid's file, or NULL: the kernel does not know it. The
+ * handle is only compared, never opened. */
+static struct fnode *node_of(const struct fanotify_event_info_fid *fid)
+{
+	const struct file_handle *fh;
+
+	if (!fid || memcmp(&fid->fsid, &fsid, sizeof(fsid)))
+		return NULL;
+	fh = (const struct file_handle *)fid->handle;
+	if (fh->handle_type == root_fh.h.handle_type &&
+	    fh->handle_bytes == root_fh.h.handle_bytes &&
+	    !memcmp(fh->f_handle, root_fh.h.f_handle, fh->handle_bytes))
+		return &fnode_root;
+	return fnode_by_handle(fh);
+}
+
+/* Reads one info record at p (of at most room bytes) into e; false when
+ * it is malformed. */
+static bool take_info(struct ev *e, const char *p, size_t room)
+{
+	const struct fanotify_event_info_header *h = (const void *)p;
+	const struct fanotify_event_info_fid *fid = (const void *)p;
+	const struct file_handle *fh = (const void *)fid->handle;
+	size_t fixed = sizeof(*fid) + sizeof(*fh);
+
+	if (room < sizeof(*h) || h->len < sizeof(*h) || h->len > room)
+		return false;
+	if (h->info_type != FAN_EVENT_INFO_TYPE_FID &&
+	    h->info_type != FAN_EVENT_INFO_TYPE_DFID &&
+	    h->info_type != FAN_EVENT_INFO_TYPE_DFID_NAME)
+		return true; /* another kind: not ours */
+	if (h->len < fixed || h->len - fixed < fh->handle_bytes)
+		return false;
+	if (h->info_type == FAN_EVENT_INFO_TYPE_FID) {
+		e->obj = fid;
+		return true;
+	}
+	e->dir = fid;
+	if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+	    h->len > fixed + fh->handle_bytes &&
+	    p[h->len - 1] == '\0') /* the name, NUL-terminated, padded */
+		e->name = (const char *)fh->f_handle + fh->handle_bytes;
+	return true;
+}
+
+/* What the event m (its bytes at ev) changed, queued for the notifier. */
+static void on_one(const struct fanotify_event_metadata *m, const char *ev)
+{
+	const char *p = ev + m->metadata_len;
+	size_t left = m->event_len - m->metadata_len;
+	struct ev e = { .mask = m->mask };
+	const struct fanotify_event_info_header *h;
+	struct fnode *n;
+
+	for (; left; p += h->len, left -= h->len) {
+		h = (const void *)p;
+		if (!take_info(&e, p, left))
+			return;
+	}
+	if (e.name && !strcmp(e.name, "."))
+		e.name = NULL; /* an event of the directory itself */
+	if ((e.mask & DIRENT) && e.name && (n = node_of(e.dir))) {
+		finval_entry(fnode_ino(n), e.name, strlen(e.name));
+		finval_inode(fnode_ino(n), 0); /* its times and listing */
+	}
+	if (!e.obj && !e.name && !(e.mask & DIRENT))
+		e.obj = e.dir;
+	if (e.obj && (n = node_of(e.obj)))
+		finval_inode(fnode_ino(n),
+			     (e.mask & (FAN_MODIFY | FAN_CLOSE_WRITE)) &&
+					     !(e.mask & DIRENT) ?
+				     0 :
+				     -1);
+}
+
+/* The events of one read, len bytes at buf. With info records an
+ * event's length is a multiple of 4 only: each metadata is copied out
+ * before its 64-bit mask is read. */
+static void on_buf(const char *buf, size_t len)
+{
+	struct fanotify_event_metadata m;
+
+	for (size_t off = 0; len - off >= sizeof(m); off += m.event_len) {
+		memcpy(&m, buf + off, sizeof(m));
+		if (m.event_len < sizeof(m) || m.event_len > len - off ||
+		    m.metadata_len < sizeof(m) || m.metadata_len > m.event_len)
+			return;
+		if (m.vers != FANOTIFY_METADATA_VERSION)
+			continue;
+		if (m.mask & FAN_Q_OVERFLOW) {
+			log_msg(LOG_WARNING,
+				"files/: fanotify's queue overflowed: "
+				"everything cached is invalidated");
+			fwatch_flush();
+		} else if (m.pid != self) {
+			on_one(&m, buf + off);
+		}
+	}
+}
+
+static void on_events(struct loop_watch *w, uint32_t events)
+{
+	char buf[16384] __attribute__((aligned(8)));
+	ssize_t len;
+
+	(void)events;
+	for (int i = 0; i < READS_PER_WAKE; i++) {
+		len = read(w->fd, buf, sizeof(buf));
+		if (len <= 0)
+			return; /* EAGAIN: all read */
+		on_buf(buf, (size_t)len);
+	}
+}
+
+static void flush_one(const struct fnode *n)
+{
+	finval_inode(fnode_ino(n), 0);
+}
+
+void fwatch_flush(void)
+{
+	finval_all_entries();
+	fnode_each(flush_one);
+}
+
+void fwatch_reply_negative(fuse_req_t req)
+{
+	struct fuse_entry_param e = { .ino = 0, .entry_timeout = fwatch_ttl };
+
+	fuse_reply_entry(req, &e);
+}
+
+/* The workspace's filesystem and root handle, and whether this daemon
+ * may open handles: without that the nodes keep none (fs/files_fd.c),
+ * and no event would find its node. 0 or -errno. */
+static int root_handle(void)
+{
+	struct statfs sf;
+	int mnt, fd, rc = 0;
+
+	root_fh.h.handle_bytes = MAX_HANDLE_SZ;
+	if (fstatfs(fnode_root.fd, &sf) < 0 ||
+	    name_to_handle_at(fnode_root.fd, "", &root_fh.h, &mnt,
+			      AT_EMPTY_PATH) < 0)
+		return -errno;
+	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
+	mnt = openat(fnode_root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = mnt < 0 ? -1 :
+		       open_by_handle_at(mnt, &root_fh.h, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		rc = -errno;
+	else
+		close(fd);
+	if (mnt >= 0)
+		close(mnt);
+	return rc;
+}
+
+/* The mark on the workspace's filesystem: 0 or -errno, with its reason
+ * in *what. */
+static int mark(const char **what)
+{
+	int fd;
+
+	*what = "fanotify_init";
+	fd = adopted >= 0 ? adopted :
+			    fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC |
+						  FAN_NONBLOCK |
+						  FAN_REPORT_DFID_NAME_TARGET,
+					  O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	watch.fd = fd;
+	*what = "fanotify_mark";
+	if (adopted < 0 &&
+	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
+			  fnode_root.fd, ".") < 0)
+		return -errno;
+	adopted = -1; /* watch's now */
+	*what = "the workspace's file handles";
+	fd = root_handle();
+	if (fd < 0)
+		return fd;
+	*what = "the loop";
+	fd = loop_add(&watch, EPOLLIN);
+	if (fd == 0)
+		fmounts_start();
+	return fd;
+}
+
+/* Undoes what mark made before it failed. */
+static void unmark(void)
+{
+	if (watch.fd >= 0)
+		close(watch.fd);
+	watch.fd = -1;
+}
+
+int fwatch_fd(void)
+{
+	return watch.fd;
+}
+
+void fwatch_adopt(bool cached, int fd)
+{
+	cached_before = cached;
+	adopted = fd;
+}
+
+void fwatch_start(struct fuse_session *se, bool crashed)
+{
+	const char *what = "files_cache = false";
+	int rc = conf.files_cache ? 0 : -ECANCELED;
+	bool lost = crashed || (cached_before && adopted < 0);
+
+	self = getpid();
+	watch.fn = on_events;
+	if (rc == 0 && fnode_root.fd < 0)
+		rc = -ENOENT, what = "no workspace";
+	if (rc == 0)
+		rc = mark(&what);
+	if (rc == 0 && (rc = finval_start(se)) < 0)
+		what = "the notifier thread";
+	if (rc < 0 && watch.fd >= 0)
+		loop_del(&watch);
+	if (rc < 0)
+		unmark();
+	if (adopted >= 0) { /* not taken: the events since are lost */
+		close(adopted);
+		adopted = -1;
+		lost = cached_before;
+	}
+	fwatch_on = rc == 0;
+	fwatch_ttl = fwatch_on ? FWATCH_TTL : 0;
+	if (fwatch_on)
+		log_msg(LOG_INFO, "files/: cached (%.0f s), kept true by fanotify",
+			fwatch_ttl);
+	else
+		log_msg(LOG_NOTICE, "files/: not cached (%s%s%s)", what,
+			rc == -ECANCELED ? "" : ": ",
+			rc == -ECANCELED ? "" : strerror(-rc));
+	/* the previous program's cache: dropped even when this one caches
+	 * nothing */
+	if (lost && finval_start(se) == 0)
+		fwatch_flush();
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# t77_files_coherence: files/ caches entries, negative entries,
+# attributes, pages and listings (fs/files_watch.c), and what changes in
+# the backing directory behind the kernel's back is seen through files/
+# at once all the same: a write, an append, a truncation, a rename, an
+# unlink, a creation (of a name files/ was asked for and did not have),
+# mkdir, rmdir, chmod (file and directory), a hard link, a change to a
+# file held open through files/, and a write from a session's cmd. Each
+# is made after files/ has cached the old state (read, stat or listed
+# it), and is looked for through files/ until WINDOW_MS (200 ms, far
+# above the measured window: tests/bench/coherence.py) have passed; the
+# time it took is noted. Last, a second stat of 1,000 files sends far
+# fewer requests than the first (the metrics count them), and with
+# files_cache = false nothing is cached (as many requests again).
+# shellcheck disable=SC2016
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+WS=$SFS_TMP/ws
+mkdir -p "$WS" && chmod 755 "$WS"
+printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t77.conf"
+export SESSIONFS_CONFIG=$SFS_TMP/t77.conf HOME=$WS
+SUB=$WS/sub
+mkdir -p "$SUB"
+
+sfs_mount
+
+F=$MNT/files/sub # the scratch directory, seen through the mount
+S=$MNT/sessions/default
+T=10           # timeout (s) of one file operation
+WINDOW_MS=200  # a change must be seen through files/ within this
+GIVE_UP_MS=3000 # past it, looking again is pointless
+LAT=()         # the times each change took to be seen (ms)
+
+fs() { timeout -k 2 "$T" "$@"; }
+
+# seen NAME CMD...: CMD (a check through files/) succeeds within
+# WINDOW_MS of now, the change having just been made.
+seen() {
+	local name=$1 t0 t
+	shift
+	t0=$(now_ms)
+	while :; do
+		if "$@" >/dev/null 2>&1; then
+			t=$(($(now_ms) - t0))
+			LAT+=("$t")
+			if [ "$t" -le "$WINDOW_MS" ]; then
+				pass "$name"
+			else
+				fail "$name" "seen only after $t ms (window $WINDOW_MS ms)"
+			fi
+			note "$name: seen after $t ms"
+			return 0
+		fi
+		t=$(($(now_ms) - t0))
+		if [ "$t" -gt "$GIVE_UP_MS" ]; then
+			fail "$name" "not seen after $t ms: $("$@" 2>&1 | head -c 200)"
+			return 1
+		fi
+	done
+}
+
+# The checks of seen, each under a timeout. has FILE TEXT: FILE
+# (through files/) holds exactly TEXT
+has() { [ "$(fs cat -- "$1"; printf x)" = "$2x" ]; }
+# size_is FILE N, mode_is FILE MODE, links_is FILE N
+size_is() { [ "$(fs stat -c %s -- "$1")" = "$2" ]; }
+mode_is() { [ "$(fs stat -c %a -- "$1")" = "$2" ]; }
+links_is() { [ "$(fs stat -c %h -- "$1")" = "$2" ]; }
+gone() { ! fs stat -- "$1" >/dev/null 2>&1; }
+isdir() { fs test -d "$1"; }
+# listed DIR NAME / unlisted DIR NAME: ls of DIR (through files/) has NAME
+listed() { fs ls -a -- "$1" | grep -qxF -- "$2"; }
+unlisted() { ! listed "$@"; }
+
+# metric NAME: one counter of the mount's metrics
+metric() { awk -v n="sessionfs_$1" '$1 == n { print $2 }' "$MNT/metrics"; }
+
+assert_eq 1 "$(metric files_cache)" "files/ caches (metrics: files_cache 1)"
+
+# ------------------------------------------------------------ file content
+
+printf one >"$SUB/f"
+fs cat "$F/f" >/dev/null # its pages are cached now
+printf two >"$SUB/f"     # the same size: only an invalidation shows it
+seen "a rewrite of a file whose pages are cached" has "$F/f" two
+printf ', three' >>"$SUB/f"
+seen "an append" has "$F/f" 'two, three'
+truncate -s 3 "$SUB/f"
+seen "a truncation (size)" size_is "$F/f" 3
+seen "a truncation (content)" has "$F/f" two
+fs stat "$F/f" >/dev/null
+chmod 600 "$SUB/f"
+seen "chmod of a file" mode_is "$F/f" 600
+
+# ------------------------------------------------------------------ names
+
+printf r >"$SUB/r1"
+fs stat "$F/r1" >/dev/null
+fs stat "$F/r2" >/dev/null 2>&1 # a negative entry
+mv "$SUB/r1" "$SUB/r2"
+seen "a rename: the old name is gone" gone "$F/r1"
+seen "a rename: the new name is there" has "$F/r2" r
+
+printf u >"$SUB/u"
+fs cat "$F/u" >/dev/null
+rm "$SUB/u"
+seen "an unlink" gone "$F/u"
+
+assert_true "a missing name is missing through files/" "stat found it" \
+	gone "$F/neg"
+printf n >"$SUB/neg" # files/ has a negative entry for it
+seen "a creation of a name looked up before" has "$F/neg" n
+
+# ------------------------------------------------------------ directories
+
+fs ls -a "$F" >/dev/null # the listing is cached
+mkdir "$SUB/d"
+seen "mkdir: listed" listed "$F" d
+seen "mkdir: a directory" isdir "$F/d"
+fs ls -a "$F/d" >/dev/null
+printf x >"$SUB/d/in"
+seen "a file made in a listed directory is listed" listed "$F/d" in
+fs stat "$F/d" >/dev/null
+chmod 700 "$SUB/d"
+seen "chmod of a directory" mode_is "$F/d" 700
+rm "$SUB/d/in"
+seen "a file removed from a listed directory is not listed" unlisted "$F/d" in
+rmdir "$SUB/d"
+seen "rmdir: not listed" unlisted "$F" d
+seen "rmdir: gone" gone "$F/d"
+
+# ------------------------------------------------------------- hard links
+
+printf h >"$SUB/h1"
+fs stat "$F/h1" >/dev/null
+ln "$SUB/h1" "$SUB/h2"
+seen "a hard link: the link count" links_is "$F/h1" 2
+seen "a hard link: the new name" has "$F/h2" h
+fs cat "$F/h1" >/dev/null
+printf hh >"$SUB/h2" # through the other name
+seen "a write through the other link" has "$F/h1" hh
+
+# ------------------------------------------ a file held open through files/
+
+printf 'held' >"$SUB/o"
+python3 - "$F/o" "$SUB/o" "$WINDOW_MS" >"$SFS_TMP/held.out" 2>&1 <<'EOF'
+# Opens the file through files/, reads it, changes the backing file (in
+# place, then longer) and reads through the same descriptor until it
+# shows; prints one line per change: "ok MS" or "stale MS TEXT".
+import os, sys, time
+fuse_path, real, window = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fd = os.open(fuse_path, os.O_RDONLY)
+os.pread(fd, 100, 0)
+for new in (b"HELD", b"HELD and more"):
+    w = os.open(real, os.O_WRONLY)
+    os.pwrite(w, new, 0)
+    os.close(w)
+    t0 = time.monotonic()
+    while True:
+        got = os.pread(fd, 100, 0)
+        ms = (time.monotonic() - t0) * 1000
+        if got == new or ms > 3 * window:
+            break
+    print("ok" if got == new else "stale", int(ms), got.decode())
+os.close(fd)
+EOF
+while read -r verdict ms text; do
+	if [ "$verdict" = ok ] && [ "$ms" -le "$WINDOW_MS" ]; then
+		pass "an open file shows the backing change '$text'"
+	else
+		fail "an open file shows the backing change" "$verdict after $ms ms: $text"
+	fi
+	note "open file: '$text' after $ms ms"
+done <"$SFS_TMP/held.out"
+assert_eq 2 "$(grep -c '^ok' "$SFS_TMP/held.out")" \
+	"the open file's two changes: $(tr '\n' ' ' <"$SFS_TMP/held.out")"
+
+# -------------------------------------------------- from a session's cmd
+
+fs stat "$F/s" >/dev/null 2>&1
+fs cat "$F/f" >/dev/null
+if sfs_run "$S" "printf sess >'$SUB/s'; printf cmd >'$SUB/f'"; then
+	pass "a session's cmd writes the backing directory"
+else
+	fail "a session's cmd writes the backing directory" "cmd failed"
+fi
+seen "a session's creation" has "$F/s" sess
+seen "a session's rewrite of a cached file" has "$F/f" cmd
+
+IFS=$'\n' read -r -d '' -a sorted < <(printf '%s\n' "${LAT[@]}" | sort -n)
+note "${#LAT[@]} changes seen after: median ${sorted[$((${#sorted[@]} / 2))]} ms, max ${sorted[-1]} ms (window $WINDOW_MS ms)"
+
+# -------------------------------------------------- caching saves requests
+
+mkdir "$SUB/many"
+(cd "$SUB/many" && seq 1000 | xargs touch)
+# requests REPS: lookups and getattrs of files/ one stat of the 1,000
+# files sends
+requests() {
+	local before after
+	before=$(($(metric files_lookups_total) + $(metric files_getattrs_total)))
+	(cd "$F/many" && seq 1000 | fs xargs stat -c %s >/dev/null)
+	after=$(($(metric files_lookups_total) + $(metric files_getattrs_total)))
+	echo $((after - before))
+}
+first=$(requests)
+second=$(requests)
+note "stat of 1,000 files: $first requests, then $second"
+assert_true "a second stat of 1,000 files sends under a tenth of the requests" \
+	"first $first, second $second" test "$second" -lt $((first / 10))
+
+# ------------------------------------------------------ files_cache = false
+
+sfs_umount
+printf 'workspace = "%s";\nfiles_cache = false;\n' "$WS" >"$SFS_TMP/t77.conf"
+sfs_mount
+F=$MNT/files/sub
+assert_eq 0 "$(metric files_cache)" "files_cache = false: files/ does not cache"
+first=$(requests)
+second=$(requests)
+note "files_cache = false: stat of 1,000 files: $first requests, then $second"
+assert_true "files_cache = false: a second stat sends as many requests" \
+	"first $first, second $second" test "$second" -ge $((first * 9 / 10))
+assert_true "files_cache = false: at least one request per file" \
+	"second $second" test "$second" -ge 1000
+printf five >"$SUB/f"
+assert_true "files_cache = false: a change is seen at once" "stale" has "$F/f" five
+
+sfs_done
