@@ -1,13 +1,15 @@
 /*
  * output.c - moving the output of a run or a background process from its
  * pipes into its spool files as it arrives, ordering in its output index
- * what both pipes held at one wakeup, and reporting a stream cut short.
+ * what both pipes held at one wakeup, and reporting a stream cut short;
+ * after a crash, counting what the spools hold beyond the checkpoint.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "sessions/core/log.h"
@@ -308,4 +310,58 @@ int output_watch(struct run *r, struct loop_watch *w, int fd)
 	w->fn = on_pipe;
 	w->arg = r;
 	return loop_add(w, EPOLLIN);
+}
+
+/* Takes sp's size from its file, and records in r's index the bytes
+ * from covered on (what the index has of that stream). */
+static void recover_stream(struct run *r, struct spool *sp, const char *sfx,
+			   unsigned stream, uint64_t covered)
+{
+	struct spool more = { .fd = -1 };
+	struct stat st;
+	char name[64];
+
+	run_file(r, sfx, name, sizeof(name));
+	if (fstatat(r->sess->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (uint64_t)st.st_size > sp->size) {
+		more.size = (uint64_t)st.st_size - sp->size;
+		spool_charge(&more); /* the budget counts what is kept */
+		sp->size = (uint64_t)st.st_size;
+	}
+	if (sp->size > covered && r->all.fd >= 0 &&
+	    outidx_add(&r->all, stream, covered, sp->size - covered) < 0)
+		log_msg(LOG_WARNING, "run %s: output index: %s", r->name,
+			strerror(errno));
+}
+
+void output_recover(struct run *r)
+{
+	uint64_t covered[3] = { 0 };
+	struct outrec rec;
+	char name[64];
+	int fd;
+
+	if (!r->sess)
+		return;
+	/* made after the checkpoint, perhaps: the files say */
+	run_file(r, "idx", name, sizeof(name));
+	fd = openat(r->sess->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	r->files |= RUN_F_SPOOLS;
+	outidx_close(&r->all);
+	r->all = (struct outidx){ .fd = fd };
+	/* the crashed server's records, in order and each after the last */
+	for (uint64_t i = 0; outidx_get(fd, i, &rec) == 0; i++) {
+		if (rec.stream < 1 || rec.stream > 2 ||
+		    rec.off != r->all.size || rec.src != covered[rec.stream])
+			break;
+		r->all.nrec = i + 1;
+		r->all.size += rec.len;
+		r->all.last = rec;
+		covered[rec.stream] += rec.len;
+	}
+	recover_stream(r, &r->out, "out", 1, covered[1]);
+	recover_stream(r, &r->err, "err", 2, covered[2]);
+	outidx_close(&r->all);
 }

@@ -14,5 +14,12 @@ int output_watch(struct run *r, struct loop_watch *w, int fd);
 void output_keep(struct run *r, const char *buf, size_t n);
 /* Takes what the pipe still holds, then closes it. */
 void output_close(struct run *r, struct loop_watch *w);
+/* A run that a crash of the server left running: a checkpoint, written
+ * every 100 ms at most, may count less output than its spools hold.
+ * Takes the spools' real sizes and the index the crashed server wrote,
+ * and records in the index what it lacks, so that stdout, stderr and
+ * output keep every byte the run printed (the order of the two
+ * streams' last pieces may be lost). */
+void output_recover(struct run *r);
 
 #endif

@@ -173,6 +173,7 @@ void runs_resume(struct sess *s)
 			   "run %s: its shell was lost by a restart of "
 			   "sessionfs; the next run gets a new one",
 			   s->active->name);
+		output_recover(s->active);
 		s->active->end = END_ERROR;
 		finish_active(s, RUN_EXIT_LOST, 0);
 	}

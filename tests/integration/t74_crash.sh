@@ -194,7 +194,9 @@ check "s4/procs/done: exit 7" bash -c 'timeout 10 mkdir "$1/done" && printf "ech
 check "s4/procs/live: running" bash -c 'timeout 10 mkdir "$1/live" && printf "sleep %s\n" "$2" | timeout 10 tee "$1/live/cmd" >/dev/null' _ "$S/s4/procs" "$MARK"
 sfs_until 10 eval 'timeout 5 grep -qx 7 "$S/s4/procs/done/exit"'
 assert_file_eq "$S/s4/procs/done/exit" $'7\n' "procs/done ended with exit 7"
-sfs_run_bg "$S/s5" "echo started; sleep $MARK" 60
+# (it prints more just before the crash, likely after the last
+# checkpoint, which is written 100 ms after a change at most)
+sfs_run_bg "$S/s5" "echo started; until [ -e $SFS_TMP/late ]; do sleep 0.05; done; echo late-out; echo late-err >&2; sleep $MARK" 60
 RUNNER=$SFS_BG
 sfs_until 10 eval 'timeout 5 grep -qx started "$S/s5/stdout"'
 assert_file_match "$S/s5/status" '^state running$' "s5's run 3 runs"
@@ -232,6 +234,8 @@ assert_eq "" "$(find "$SFS_TMP/before" -name '*.err' | head -n 3)" "every file o
 
 # ---------------------------------------------------------------- the crash
 
+: >"$SFS_TMP/late"
+sfs_until 10 eval 'timeout 5 grep -qx late-err "$S/s5/stderr"'
 old=$SFS_SERVER
 t0=$(now_ms)
 kill -KILL "$old"
@@ -246,7 +250,7 @@ for r in exit stream; do
 	assert_lt "${el:-99999}" "$LIMIT_MS" "the reader of $r waiting at the kill is answered within $LIMIT_MS ms" " ms"
 done
 assert_eq "-" "$(cat "$SFS_TMP/exit")" "the waiting reader of exit reads '-'"
-assert_eq "started" "$(cat "$SFS_TMP/stream")" "the waiting reader of stream read the output, then EOF"
+assert_eq "$(printf "started\nlate-out\nlate-err")" "$(cat "$SFS_TMP/stream")" "the waiting reader of stream read the output, then EOF"
 check "the writer of the running run's cmd returns" sfs_wait_gone "$RUNNER" 10
 if new_server "$old"; then pass "crash: a new server ($SFS_SERVER) serves"; else
 	fail "crash: a new server serves" "$(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
@@ -264,7 +268,9 @@ else
 fi
 assert_file_match "$S/s5/status" '^state error$' "the run running at the crash: state error"
 assert_file_eq "$S/s5/exit" $'-\n' "the run running at the crash: exit -"
-assert_file_eq "$S/s5/stdout" $'started\n' "the run running at the crash: its output kept"
+assert_file_eq "$S/s5/stdout" $'started\nlate-out\n' "the run running at the crash: its stdout kept, what it printed just before too"
+assert_file_eq "$S/s5/stderr" $'late-err\n' "the run running at the crash: its stderr kept"
+assert_file_eq "$S/s5/output" $'started\nlate-out\nlate-err\n' "the run running at the crash: its output kept, in order"
 assert_file_match "$S/s5/error" 'run 3: its shell was lost' "s5/error says its run was lost"
 assert_file_match "$S/s4/procs/live/status" '^state (error|done|killed)$' "procs/live ended at the crash"
 assert_file_eq "$S/s4/procs/live/exit" $'-\n' "procs/live: exit -"
