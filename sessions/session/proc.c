@@ -543,6 +543,7 @@ static void adopt(struct run *p, const struct state_r *o)
 		/* the crash case: its process was not handed over */
 		sess_error(p->sess, "procs/%s: lost by a restart of sessionfs",
 			   p->name);
+		output_recover(p);
 		run_finish(p, RUN_EXIT_LOST, 0, END_ERROR);
 	}
 }

@@ -191,7 +191,7 @@ assert_run_ok "a run under s2's timeout" "$S/s2" 'echo timed'
 check "mkdir s3/runs/mine (a named run)" sfs_mkdir "$S/s3/runs/mine"
 check "s3/runs/mine/cmd" sfs_write "$S/s3/runs/mine/cmd" $'echo named\n'
 check "s4/procs/done: exit 7" bash -c 'timeout 10 mkdir "$1/done" && printf "echo p; exit 7\n" | timeout 10 tee "$1/done/cmd" >/dev/null' _ "$S/s4/procs"
-check "s4/procs/live: running" bash -c 'timeout 10 mkdir "$1/live" && printf "sleep %s\n" "$2" | timeout 10 tee "$1/live/cmd" >/dev/null' _ "$S/s4/procs" "$MARK"
+check "s4/procs/live: running" bash -c 'timeout 10 mkdir "$1/live" && printf "until [ -e %s ]; do sleep 0.05; done; echo live-late; sleep %s\n" "$3" "$2" | timeout 10 tee "$1/live/cmd" >/dev/null' _ "$S/s4/procs" "$MARK" "$SFS_TMP/late"
 sfs_until 10 eval 'timeout 5 grep -qx 7 "$S/s4/procs/done/exit"'
 assert_file_eq "$S/s4/procs/done/exit" $'7\n' "procs/done ended with exit 7"
 # (it prints more just before the crash, likely after the last
@@ -236,6 +236,7 @@ assert_eq "" "$(find "$SFS_TMP/before" -name '*.err' | head -n 3)" "every file o
 
 : >"$SFS_TMP/late"
 sfs_until 10 eval 'timeout 5 grep -qx late-err "$S/s5/stderr"'
+sfs_until 10 eval 'timeout 5 grep -qx live-late "$S/s4/procs/live/stdout"'
 old=$SFS_SERVER
 t0=$(now_ms)
 kill -KILL "$old"
@@ -274,6 +275,7 @@ assert_file_eq "$S/s5/output" $'started\nlate-out\nlate-err\n' "the run running 
 assert_file_match "$S/s5/error" 'run 3: its shell was lost' "s5/error says its run was lost"
 assert_file_match "$S/s4/procs/live/status" '^state (error|done|killed)$' "procs/live ended at the crash"
 assert_file_eq "$S/s4/procs/live/exit" $'-\n' "procs/live: exit -"
+assert_file_eq "$S/s4/procs/live/stdout" $'live-late\n' "procs/live: what it printed just before the crash is kept"
 check "sleep $MARK is gone (the watchdog)" sfs_until 10 eval 'test -z "$(sfs_pids_with_arg "$MARK")"'
 
 good=0 said=0
