@@ -74,8 +74,8 @@ kill9() {
 
 # enotconn LABEL: stat of $MNT fails with ENOTCONN, or ECONNABORTED: the
 # kernel ends so a request that was queued before the connection's last
-# descriptor closed (a child of the daemon between its fork and exec may
-# hold it a moment after the daemon's pids are gone)
+# descriptor closed (the killed server's leader may be a zombie while
+# its other threads, the notifier's in a write to /dev/fuse, still exit)
 enotconn() {
 	timeout 5 stat "$MNT" >/dev/null 2>"$SFS_TMP/stat.err"
 	assert_true "$1: stat of the mount point gives ENOTCONN" "stat: $(head -c 200 "$SFS_TMP/stat.err")" \

@@ -184,9 +184,12 @@ restart_main() {
 	wait "$SFS_PID" 2>/dev/null
 	sfs_wait_gone "$SFS_SERVER" 5
 	SFS_PID=
-	assert_errno "Transport endpoint is not connected" \
-		"restart: after SIGKILL of the daemon the consumer sees a dead mount (ENOTCONN)" \
-		"${CONS[@]}" ls "$C/mnt/sessions"
+	# (or ECONNABORTED, for a request queued while a thread of the
+	# killed server, its leader a zombie already, still held /dev/fuse)
+	timeout 10 "${CONS[@]}" ls "$C/mnt/sessions" >/dev/null 2>"$SFS_TMP/dead.err"
+	assert_true "restart: after SIGKILL of the daemon the consumer sees a dead mount (ENOTCONN)" \
+		"$(head -c 200 "$SFS_TMP/dead.err")" \
+		grep -qE 'Transport endpoint is not connected|Software caused connection abort' "$SFS_TMP/dead.err"
 	if start_at second; then
 		pass "restart: a new daemon mounts the same mount point over the dead mount"
 	else
