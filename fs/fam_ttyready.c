@@ -36,10 +36,12 @@ static int ready_write(fuse_req_t req, struct fh *fh, struct node *n,
 
 /* Whether t's program waits for input, its output and input having
  * paused for ready_ms (bytes just typed may not have reached it yet:
- * the PTY passes them on from a kernel worker); when not, t's waiters
- * are looked at again at the pause's end or after TTY_READY_POLL_MS.
- * t has a screen (t->term). */
-static bool is_ready(struct tty *t)
+ * the PTY passes them on from a kernel worker), seen twice
+ * TTY_READY_POLL_MS apart (what it printed just before it blocked may
+ * still be on its way to the master) with x->deadline holding the
+ * first sight; when not, t's waiters are looked at again at the
+ * pause's end or after TTY_READY_POLL_MS. t has a screen (t->term). */
+static bool is_ready(struct tty *t, struct ttyfh *x)
 {
 	int64_t now = loop_now_ms(),
 		at = (t->last_out_ms > t->last_in_ms ? t->last_out_ms :
@@ -51,7 +53,11 @@ static bool is_ready(struct tty *t)
 		return false;
 	}
 	/* what was printed is on the screen (a loaded loop may lag) */
-	if (!t->pend.len && term_settled(t->term) && tty_waiting_input(t))
+	if (t->pend.len || !term_settled(t->term) || !tty_waiting_input(t))
+		x->deadline = 0;
+	else if (x->deadline < at)
+		x->deadline = now;
+	else if (now >= x->deadline + TTY_READY_POLL_MS)
 		return true;
 	tty_wake_at(t, now + TTY_READY_POLL_MS);
 	return false;
@@ -62,6 +68,7 @@ static bool is_ready(struct tty *t)
 static bool try_ready(struct park *p)
 {
 	struct fh *fh = p->fh;
+	struct ttyfh *x = fh->priv;
 	struct sess *s = sess_get(fh->sid);
 	struct tty *t = s ? s->tty : NULL;
 	size_t len = 0;
@@ -71,7 +78,7 @@ static bool try_ready(struct park *p)
 		fuse_reply_err(p->req, EPIPE);
 		return true;
 	}
-	if (!is_ready(t))
+	if (!is_ready(t, x))
 		return false;
 	text = term_screen(t->term, &len);
 	fam_tty_answer(p, text, len);
@@ -103,10 +110,20 @@ static bool ready_readable(const struct fh *fh)
 {
 	struct tty *t = fam_tty_waits_on(fh);
 
-	return !t || is_ready(t);
+	return !t || is_ready(t, fh->priv);
+}
+
+/* Each open file keeps when it first saw the program wait. */
+static int ready_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)n;
+	(void)fi;
+	return fam_ttyfh(fh) ? 0 : -ENOMEM;
 }
 
 const struct fops fam_ttyready_ops = { .write = ready_write,
+				       .open = ready_open,
 				       .read = ready_read,
 				       .readable = ready_readable,
-				       .waiters = fam_tty_poll_waiters };
+				       .waiters = fam_tty_poll_waiters,
+				       .priv_restore = fam_ttyfh_restore };
