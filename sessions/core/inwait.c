@@ -9,7 +9,10 @@
  * and only inside a private anonymous mapping: a page of a file (one of
  * this very mount, say) could need this daemon's answer before the read
  * ended. An epoll wait names its epoll descriptor, whose fdinfo lists
- * what it watches. A descriptor is named by its link, which asks no
+ * what it watches. Those deep looks take locks of the process (its mmap
+ * lock, the epoll's mutex) that another of its tasks could hold, or want,
+ * while it waits for this daemon: they are made only while every task is
+ * in a plain wait (harmless). A descriptor is named by its link, which asks no
  * filesystem (pipe:[INO]); a terminal's device is taken by a statx that
  * answers from the caches (AT_STATX_DONT_SYNC), and only for a link
  * under /dev/.
@@ -29,6 +32,10 @@
 #include "inwait.h"
 
 #define SET_MAX 1024 /* the descriptors of a select or poll looked at */
+
+/* What a process's tasks do, in order: one waiting wins over none, one
+ * running over both. */
+enum { INWAIT_NO, INWAIT_YES, INWAIT_BUSY };
 
 /* One task being looked at. */
 struct task {
@@ -196,9 +203,11 @@ static bool epoll_waits(const struct task *k, long epfd)
 }
 
 /* The system call task k is blocked in, and whether it waits for its
- * input; the numbers are this architecture's (a 32-bit program's
+ * input; deep: the sets of a select or poll and the targets of an epoll
+ * may be read. The numbers are this architecture's (a 32-bit program's
  * are not told apart). */
-static bool call_waits(const struct task *k, long nr, const unsigned long *a)
+static bool call_waits(const struct task *k, long nr, const unsigned long *a,
+		       bool deep)
 {
 	switch (nr) {
 	case SYS_read:
@@ -211,12 +220,12 @@ static bool call_waits(const struct task *k, long nr, const unsigned long *a)
 	case SYS_select:
 #endif
 	case SYS_pselect6:
-		return select_waits(k, (long)a[0], a[1]);
+		return (deep || a[0] == 1) && select_waits(k, (long)a[0], a[1]);
 #ifdef SYS_poll
 	case SYS_poll:
 #endif
 	case SYS_ppoll:
-		return poll_waits(k, a[0], (long)a[1]);
+		return deep && poll_waits(k, a[0], (long)a[1]);
 #ifdef SYS_epoll_wait
 	case SYS_epoll_wait:
 #endif
@@ -224,59 +233,120 @@ static bool call_waits(const struct task *k, long nr, const unsigned long *a)
 #ifdef SYS_epoll_pwait2
 	case SYS_epoll_pwait2:
 #endif
-		return epoll_waits(k, (long)a[0]);
+		return deep && epoll_waits(k, (long)a[0]);
 	default:
 		return false;
 	}
 }
 
-/* One task: INWAIT_BUSY when it runs, INWAIT_YES when it is asleep in a
- * wait for its input. */
-static int task_waits(const struct task *k)
+/* Whether a task blocked in call nr holds nothing that a read of its
+ * process's maps or memory (its mmap lock, wanted for writing by a call
+ * that maps or protects) or of an epoll's fdinfo (the epoll's mutex,
+ * held by epoll_ctl while it polls the file it adds: a file of this very
+ * mount asks this daemon) could wait for: the plain waits. Another task
+ * in any other call, or in a page fault (-1), and the deep looks wait for
+ * a later look. */
+static bool harmless(long nr)
+{
+	switch (nr) {
+	case SYS_read:
+	case SYS_readv:
+	case SYS_pread64:
+	case SYS_write:
+	case SYS_pselect6:
+	case SYS_ppoll:
+	case SYS_epoll_pwait:
+	case SYS_futex:
+	case SYS_nanosleep:
+	case SYS_clock_nanosleep:
+	case SYS_wait4:
+	case SYS_waitid:
+	case SYS_rt_sigtimedwait:
+	case SYS_rt_sigsuspend:
+	case SYS_accept4:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+#ifdef SYS_select
+	case SYS_select:
+	case SYS_poll:
+	case SYS_epoll_wait:
+	case SYS_pause:
+#endif
+	case SYS_accept:
+		return true;
+	default:
+		return false;
+	}
+}
+
+#define TASK_MAX 256 /* a process with more threads gets no deep look */
+
+/* What a look saw of one asleep task. */
+struct seen {
+	pid_t tid;
+	long nr; /* -1: in no call (a page fault), -2: not asleep in S */
+	unsigned long a[3];
+};
+
+/* One task: INWAIT_BUSY when it runs, else INWAIT_NO with what it is
+ * blocked in, in *o. */
+static int look(pid_t pid, pid_t tid, struct seen *o)
 {
 	char path[80], buf[512], state;
-	unsigned long a[3];
 	pid_t pgrp;
 	dev_t tty;
-	long nr;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", k->pid, k->tid);
+	*o = (struct seen){ tid, -2, { 0 } };
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 	if (read_path(path, buf, sizeof(buf)) <= 0 ||
 	    !parse_stat(buf, &state, &pgrp, &tty))
 		return INWAIT_NO;
 	if (state == 'R')
 		return INWAIT_BUSY;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", k->pid,
-		 k->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	if (state != 'S' || read_path(path, buf, sizeof(buf)) <= 0)
 		return INWAIT_NO;
 	if (strncmp(buf, "running", 7) == 0)
 		return INWAIT_BUSY;
-	if (sscanf(buf, "%ld %lx %lx %lx", &nr, &a[0], &a[1], &a[2]) != 4)
-		return INWAIT_NO;
-	return call_waits(k, nr, a) ? INWAIT_YES : INWAIT_NO;
+	if (sscanf(buf, "%ld %lx %lx %lx", &o->nr, &o->a[0], &o->a[1],
+		   &o->a[2]) < 1)
+		o->nr = -2;
+	else if (o->nr < 0)
+		o->nr = -1;
+	return INWAIT_NO;
 }
 
-/* Every task of pid (k has its process's fields). */
+/* Every task of k's process: the first pass looks at each (one that
+ * runs ends it), the second asks of those asleep whether they wait for
+ * the input, deeply only when every task is in a plain wait. */
 static int tasks_wait(struct task *k)
 {
+	struct seen *all = malloc(TASK_MAX * sizeof(*all));
+	int rc = all ? INWAIT_NO : INWAIT_BUSY, n = 0, wild = 0;
 	char path[40];
 	struct dirent *e;
-	int rc = INWAIT_NO, one;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", k->pid);
-	d = opendir(path);
+	d = all ? opendir(path) : NULL;
 	while (d && rc != INWAIT_BUSY && (e = readdir(d))) {
-		k->tid = atoi(e->d_name);
-		if (k->tid <= 0)
+		pid_t tid = atoi(e->d_name);
+
+		if (tid <= 0)
 			continue;
-		one = task_waits(k);
-		if (one > rc)
-			rc = one;
+		if (n == TASK_MAX)
+			wild++;
+		else if ((rc = look(k->pid, tid, &all[n])) == INWAIT_NO)
+			wild += !harmless(all[n++].nr);
+	}
+	for (int i = 0; i < n && rc == INWAIT_NO; i++) {
+		k->tid = all[i].tid;
+		if (call_waits(k, all[i].nr, all[i].a, wild == 0))
+			rc = INWAIT_YES;
 	}
 	if (d)
 		closedir(d);
+	free(all);
 	return rc;
 }
 
@@ -288,16 +358,6 @@ static bool proc_stat(pid_t pid, pid_t *pgrp, dev_t *tty)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	return read_path(path, buf, sizeof(buf)) > 0 &&
 	       parse_stat(buf, &state, pgrp, tty);
-}
-
-int inwait_pid(pid_t pid, const struct inwait_target *tg)
-{
-	struct task k = { pid, 0, 0, tg };
-	pid_t pgrp;
-
-	if (pid <= 0 || !proc_stat(pid, &pgrp, &k.tty))
-		return INWAIT_NO;
-	return tasks_wait(&k);
 }
 
 bool inwait_any(const pid_t *pid, int n, pid_t pgrp,

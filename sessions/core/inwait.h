@@ -19,15 +19,9 @@ struct inwait_target {
 	ino_t pipe_ino;
 };
 
-enum { INWAIT_NO, INWAIT_YES, INWAIT_BUSY };
-
-/* What pid's tasks do: INWAIT_BUSY when one of them runs, else
- * INWAIT_YES when one is blocked in a read of tg (or a select, poll or
- * epoll wait for it to be readable), else INWAIT_NO (gone, asleep, or
- * waiting for something else). */
-int inwait_pid(pid_t pid, const struct inwait_target *tg);
 /* Over n processes, those of process group pgrp only when pgrp > 0:
- * true when one waits for tg and none of them runs. */
+ * true when a task of one is blocked in a read of tg (or a select, poll
+ * or epoll wait for it to be readable) and no task of them runs. */
 bool inwait_any(const pid_t *pid, int n, pid_t pgrp,
 		const struct inwait_target *tg);
 

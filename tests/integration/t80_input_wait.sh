@@ -169,7 +169,31 @@ else
 	note "no node: its REPL is not tried"
 fi
 
-# 10. Ctrl-C of a parked read: EINTR
+# 10. the sets of a wider select and of a poll are read from memory: a
+# select of the tty and a socket, a poll of the tty are ready; a select
+# of a socket alone and a thread that computes while another reads are not
+type_line 'python3 -c "import select, socket, sys; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); select.select([s, sys.stdin], [], []); print(\"sel\"\"ected\")"'
+is_ready "a select of a socket and the terminal" '\)"$'
+type_line ''
+check "... and it reads what was typed" sfs_until 10 grep -q '^selected$' "$T/screen"
+sfs_until 10 at_shell
+type_line 'python3 -c "import select; p = select.poll(); p.register(0, select.POLLIN); p.poll(); print(\"pol\"\"led\")"'
+is_ready "a poll of the terminal" '\)"$'
+type_line ''
+sfs_until 10 at_shell
+type_line 'python3 -c "import select, socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); select.select([s], [], [])"'
+sfs_until 10 not_at_shell
+assert_eq "notready eagain waiting_input 0" "$(probe 1000)" "a select of a socket alone: not ready"
+sfs_write "$T/keys" 'C-c'
+sfs_until 10 at_shell
+type_line 'python3 -c "import threading, sys; threading.Thread(target=lambda: sys.stdin.readline(), daemon=True).start()
+while True: pass"'
+sfs_until 10 not_at_shell
+assert_eq "notready eagain waiting_input 0" "$(probe 1000)" "a thread reads while another computes: not ready"
+sfs_write "$T/keys" 'C-c'
+sfs_until 10 at_shell
+
+# 11. Ctrl-C of a parked read: EINTR
 type_line 'sleep 30'
 sfs_until 10 not_at_shell
 res=$(timeout 20 python3 - "$T" <<'EOF'
@@ -185,7 +209,7 @@ EOF
 )
 assert_eq "-1 EINTR" "$res" "a parked read of ready: SIGINT gets EINTR"
 
-# 11. the terminal ends under a parked read: EPIPE
+# 12. the terminal ends under a parked read: EPIPE
 timeout 20 cat "$T/ready" >/dev/null 2>"$SFS_TMP/epipe.err" {SFS_OUT}>&- {SFS_ERR}>&- &
 CP=$!
 sfs_until 5 grep -q 'fuse' "/proc/$CP/wchan" 2>/dev/null
@@ -196,7 +220,7 @@ rc=$?
 assert_true "the terminal's end fails a parked read of ready" "status $rc: $(cat "$SFS_TMP/epipe.err")" \
 	grep -q 'Broken pipe' "$SFS_TMP/epipe.err"
 
-# 12. a read parked across an upgrade in place answers after it
+# 13. a read parked across an upgrade in place answers after it
 type_line 'PS1="t80> "; sleep 10; echo "up""graded"'
 sfs_until 10 not_at_shell
 timeout 60 cat "$T/ready" >"$SFS_TMP/up.txt" 2>"$SFS_TMP/up.err" {SFS_OUT}>&- {SFS_ERR}>&- &
@@ -214,7 +238,7 @@ assert_eq 0 "$rc" "the read parked across the upgrade succeeds ($(head -c 100 "$
 assert_true "... with the screen once the program waits" "$(sfs_show "$SFS_TMP/up.txt")" \
 	grep -q '^upgraded$' "$SFS_TMP/up.txt"
 
-# 13. procs/NAME: read x on its stdin pipe waits, sleep does not
+# 14. procs/NAME: read x on its stdin pipe waits, sleep does not
 fifo=$SFS_TMP/in.fifo
 mkfifo "$fifo"
 exec {FW}<>"$fifo"
