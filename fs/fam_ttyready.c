@@ -5,8 +5,9 @@
  * gives the screen. The kernel tells of no event when a process starts
  * to wait in a read, so a waiting reader looks at the processes (in
  * /proc: sessions/tty/ttywait.c) once the output has paused, and again
- * every TTY_READY_POLL_MS while it waits; an output wakes it as it
- * wakes every reader of the terminal.
+ * every TTY_READY_POLL_MS while it waits, less often as the silence
+ * lasts (next_look); an output wakes it as it wakes every reader of
+ * the terminal.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,13 +35,26 @@ static int ready_write(fuse_req_t req, struct fh *fh, struct node *n,
 	return 0;
 }
 
+/* How long a reader waits before it looks again at a program that does
+ * not wait for input, silent for `silent` ms: a tenth of that, from
+ * TTY_READY_POLL_MS to TTY_READY_POLL_MAX_MS (a compiler silent for
+ * minutes costs 20 looks a second, not 200). */
+static int64_t next_look(int64_t silent)
+{
+	int64_t ms = silent / 10;
+
+	return ms < TTY_READY_POLL_MS	  ? TTY_READY_POLL_MS :
+	       ms > TTY_READY_POLL_MAX_MS ? TTY_READY_POLL_MAX_MS :
+					    ms;
+}
+
 /* Whether t's program waits for input, its output and input having
  * paused for ready_ms (bytes just typed may not have reached it yet:
  * the PTY passes them on from a kernel worker), seen twice
  * TTY_READY_POLL_MS apart (what it printed just before it blocked may
  * still be on its way to the master) with x->deadline holding the
  * first sight; when not, t's waiters are looked at again at the
- * pause's end or after TTY_READY_POLL_MS. t has a screen (t->term). */
+ * pause's end or after next_look. t has a screen (t->term). */
 static bool is_ready(struct tty *t, struct ttyfh *x)
 {
 	int64_t now = loop_now_ms(),
@@ -53,13 +67,16 @@ static bool is_ready(struct tty *t, struct ttyfh *x)
 		return false;
 	}
 	/* what was printed is on the screen (a loaded loop may lag) */
-	if (t->pend.len || !term_settled(t->term) || !tty_waiting_input(t))
+	if (t->pend.len || !term_settled(t->term) || !tty_waiting_input(t)) {
 		x->deadline = 0;
-	else if (x->deadline < at)
+		tty_wake_at(t, now + next_look(now - at));
+		return false;
+	}
+	if (x->deadline < at)
 		x->deadline = now;
 	else if (now >= x->deadline + TTY_READY_POLL_MS)
 		return true;
-	tty_wake_at(t, now + TTY_READY_POLL_MS);
+	tty_wake_at(t, x->deadline + TTY_READY_POLL_MS);
 	return false;
 }
 

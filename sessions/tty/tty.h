@@ -33,6 +33,7 @@ enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 #define TTY_QUIET_MS	    200
 #define TTY_READY_MS	    20 /* ready's pause of the output */
 #define TTY_READY_POLL_MS   5  /* a ready waiter's look at the processes */
+#define TTY_READY_POLL_MAX_MS 50 /* and its longest wait between looks */
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
 #define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
