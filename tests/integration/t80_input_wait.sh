@@ -86,8 +86,9 @@ is_ready() {
 	assert_eq 1 "$(status_val waiting_input)" "$1: status waiting_input 1"
 }
 
-# 1. ready's pause: the default, a write, bad writes
-assert_true "tty/ready is listed" "$(ls "$T" 2>&1 | tr '\n' ' ')" test -e "$T/ready"
+# 1. ready's pause: bad writes
+names=$(find "$T" -mindepth 1 -printf '%f\n')
+assert_true "tty/ready is listed" "$names" bash -c 'grep -qx ready <<<"$1"' _ "$names"
 assert_eq 0 "$(status_val waiting_input)" "before the start: waiting_input 0"
 assert_errno "Broken pipe" "before the start: a read of ready fails with EPIPE" cat "$T/ready"
 errs0=$(timeout 5 cat "$S/error" | wc -l)
@@ -106,9 +107,19 @@ type_line 'read -s -p "Password: " pw'
 is_ready "read -s" 'Password:$'
 type_line secret
 
-# 3. the shell's own prompt (readline in a pselect on fd 0)
+# 3. the shell's own prompt (readline in a pselect on fd 0); a pause of
+# 700 ms written to ready holds its answer that long after the input
 sfs_until 10 at_shell
 is_ready "the shell's prompt" 't80>$'
+check "ready: write 700" sfs_write "$T/ready" $'700\n'
+t0=$(now_ms)
+type_line 'read -p "Slow? " n'
+assert_eq "Slow?" "$(ready_blocking)" "ready 700: the prompt"
+el=$(($(now_ms) - t0))
+assert_true "ready 700: it answered 700 ms after the input or later ($el ms)" "$el ms" test "$el" -ge 700
+type_line x
+check "ready: write 30 again" sfs_write "$T/ready" $'30\n'
+sfs_until 10 at_shell
 
 # 4. sleep and a busy loop in the foreground are not ready, until they end
 type_line 'sleep 5; echo "sle""pt"'
