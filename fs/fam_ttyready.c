@@ -85,14 +85,15 @@ static bool is_ready(struct tty *t, struct ttyfh *x)
 static bool try_ready(struct park *p)
 {
 	struct fh *fh = p->fh;
-	struct ttyfh *x = fh->priv;
+	struct ttyfh *x = fam_ttyfh(fh);
 	struct sess *s = sess_get(fh->sid);
 	struct tty *t = s ? s->tty : NULL;
 	size_t len = 0;
 	char *text;
 
-	if (!t || !t->term || t->state != TTY_RUNNING || fh->r != t->out) {
-		fuse_reply_err(p->req, EPIPE);
+	if (!t || !t->term || t->state != TTY_RUNNING || fh->r != t->out ||
+	    !x) {
+		fuse_reply_err(p->req, x ? EPIPE : ENOMEM);
 		return true;
 	}
 	if (!is_ready(t, x))
@@ -127,7 +128,8 @@ static bool ready_readable(const struct fh *fh)
 {
 	struct tty *t = fam_tty_waits_on(fh);
 
-	return !t || is_ready(t, fh->priv);
+	/* without its record (ENOMEM at the open) a read answers at once */
+	return !t || !fh->priv || is_ready(t, fh->priv);
 }
 
 /* Each open file keeps when it first saw the program wait. */

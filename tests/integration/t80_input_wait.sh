@@ -9,10 +9,14 @@
 # read gets EAGAIN, and waiting_input is 0; they are ready once they end.
 # procs/NAME/status says waiting_input 1 while `read x` waits on the
 # stdin pipe, 0 for a `sleep` with its stdin open and for a process
-# without one. Ctrl-C of a parked read of ready is EINTR; a terminal
-# that ends under a parked read fails it with EPIPE; a read parked
-# across an upgrade in place answers after it; ready's pause is
-# writable, and bad values are EINVAL with one error line.
+# without one. A select of the terminal and a socket and a poll of the
+# terminal are ready (their sets read from memory); a select of a socket
+# alone and a thread that reads while another computes are not.
+# Ctrl-C of a parked read of ready is EINTR; a terminal that ends under
+# a parked read fails it with EPIPE (and so does a read before the
+# start); a read parked across an upgrade in place answers after it;
+# ready's pause is writable (700 ms holds the answer that long, and is
+# kept by the upgrade), and bad values are EINVAL with one error line.
 # Every wait is on a condition with a deadline.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
@@ -237,6 +241,7 @@ sfs_until 10 not_at_shell
 timeout 60 cat "$T/ready" >"$SFS_TMP/up.txt" 2>"$SFS_TMP/up.err" {SFS_OUT}>&- {SFS_ERR}>&- &
 CP=$!
 sfs_until 5 grep -q 'fuse' "/proc/$CP/wchan" 2>/dev/null
+check "ready: write 700 before the upgrade" sfs_write "$T/ready" $'700\n'
 check "echo upgrade > ctl" sfs_write "$MNT/ctl" $'upgrade\n' 30
 check "the daemon serves after the upgrade" \
 	sfs_until 20 grep -q 'upgrade: serving (upgrade 1' "$SFS_TMP/daemon.log"
@@ -248,6 +253,13 @@ rc=$?
 assert_eq 0 "$rc" "the read parked across the upgrade succeeds ($(head -c 100 "$SFS_TMP/up.err"))"
 assert_true "... with the screen once the program waits" "$(sfs_show "$SFS_TMP/up.txt")" \
 	grep -q '^upgraded$' "$SFS_TMP/up.txt"
+t0=$(now_ms)
+type_line 'read -p "Kept? " n'
+assert_eq "Kept?" "$(ready_blocking)" "after the upgrade: ready gives the prompt"
+el=$(($(now_ms) - t0))
+assert_true "after the upgrade: ready's pause of 700 ms is kept ($el ms)" "$el ms" test "$el" -ge 700
+type_line x
+check "ready: write 30 again" sfs_write "$T/ready" $'30\n'
 
 # 14. procs/NAME: read x on its stdin pipe waits, sleep does not
 fifo=$SFS_TMP/in.fifo
