@@ -10,14 +10,15 @@
  * this very mount, say) could need this daemon's answer before the read
  * ended. An epoll wait names its epoll descriptor, whose fdinfo lists
  * what it watches. Those deep looks take locks of the process (its mmap
- * lock, the epoll's mutex) that another of its tasks could hold, or want,
- * while it waits for this daemon: they are made only while every task is
- * in a plain wait (harmless). A descriptor is named by its link, which asks no
- * filesystem (pipe:[INO]); a terminal's device is taken by a statx that
- * answers from the caches (AT_STATX_DONT_SYNC), and only for a link
- * under /dev/.
+ * lock, the epoll's mutex) that another of its tasks could hold, or
+ * want, while it waits for this daemon: they are made only while every
+ * task is in a plain wait (harmless). A descriptor is named by its
+ * link, which asks no filesystem (pipe:[INO]); a terminal's device is
+ * taken by a statx that answers from the caches (AT_STATX_DONT_SYNC),
+ * and only for a link under /dev/.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
@@ -44,15 +45,17 @@ struct task {
 	const struct inwait_target *tg;
 };
 
-/* A small file of /proc, NUL-terminated; its length or -1. */
+/* A small file of /proc, NUL-terminated; its length or -errno. */
 static ssize_t read_path(const char *path, char *buf, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	ssize_t n;
 
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, cap - 1);
+	if (n < 0)
+		n = -errno;
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	return n;
