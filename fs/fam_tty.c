@@ -50,10 +50,10 @@ static int follow_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	return 0;
 }
 
-/* For a poll of expect or quiet before a read: the file follows the
- * terminal's output from then (a file that follows an older one is
+/* For a poll of expect, quiet or ready before a read: the file follows
+ * the terminal's output from then (a file that follows an older one is
  * readable: its reads answer at once). */
-static struct list *poll_waiters(struct fh *fh)
+struct list *fam_tty_poll_waiters(struct fh *fh)
 {
 	struct tty *t = tty_fh(fh);
 
@@ -62,9 +62,9 @@ static struct list *poll_waiters(struct fh *fh)
 	return &fh->r->waiters;
 }
 
-/* Whether a read of expect or quiet waits on fh's terminal: it runs and
- * fh follows its output (or will). */
-static struct tty *waits_on(const struct fh *fh)
+/* Whether a read of expect, quiet or ready waits on fh's terminal: it
+ * runs and fh follows its output (or will). */
+struct tty *fam_tty_waits_on(const struct fh *fh)
 {
 	struct tty *t = tty_fh(fh);
 
@@ -315,7 +315,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 }
 
 /* Answers with text (kept in fh for the reads after it). */
-static void answer_text(struct park *p, char *text, size_t len)
+void fam_tty_answer(struct park *p, char *text, size_t len)
 {
 	struct fh *fh = p->fh;
 
@@ -347,7 +347,7 @@ static bool try_expect(struct park *p)
 	char *line = new_match(x, t);
 
 	if (line) {
-		answer_text(p, line, strlen(line));
+		fam_tty_answer(p, line, strlen(line));
 		return true;
 	}
 	if (!t || t->state != TTY_RUNNING || fh->r != t->out) {
@@ -415,7 +415,7 @@ static void expect_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 static bool expect_readable(const struct fh *fh)
 {
 	struct ttyfh *x = fh->priv;
-	struct tty *t = waits_on(fh);
+	struct tty *t = fam_tty_waits_on(fh);
 	char *line;
 
 	if (!t || !x || !x->has_re)
@@ -433,30 +433,43 @@ static const struct fops expect_ops = { .write = expect_write,
 					.open = expect_open,
 					.read = expect_read,
 					.readable = expect_readable,
-					.waiters = poll_waiters,
+					.waiters = fam_tty_poll_waiters,
 					.priv_restore = fam_ttyfh_restore };
+
+int fam_tty_ms_write(struct fh *fh, struct sess *s, const char *buf,
+		     size_t size, const char *file, uint64_t *ms)
+{
+	int rc = fam_gather(fh, s, buf, size);
+	unsigned long long v;
+
+	if (rc < 0)
+		return rc;
+	rc = name_parse_u64(fh->w.p, fh->w.len, &v);
+	if (rc < 0 || v > 3600000) {
+		sess_error(s,
+			   "tty/%s: '%.*s' is not a number of milliseconds "
+			   "(at most 3600000)",
+			   file, (int)fam_value_len(&fh->w), fh->w.p);
+		fh->w.len = 0;
+		return -EINVAL;
+	}
+	fh->w.len = 0;
+	*ms = v;
+	return 0;
+}
 
 static int quiet_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
 {
 	struct tty *t = tty_of(n->s);
-	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
-	unsigned long long ms;
+	uint64_t ms;
+	int rc = t ? fam_tty_ms_write(fh, n->s, buf, size, "quiet", &ms) :
+		     -ENOMEM;
 
 	(void)req;
 	(void)off;
 	if (rc < 0)
 		return rc;
-	rc = name_parse_u64(fh->w.p, fh->w.len, &ms);
-	if (rc < 0 || ms > 3600000) {
-		sess_error(n->s,
-			   "tty/quiet: '%.*s' is not a number of milliseconds "
-			   "(at most 3600000)",
-			   (int)fam_value_len(&fh->w), fh->w.p);
-		fh->w.len = 0;
-		return -EINVAL;
-	}
-	fh->w.len = 0;
 	t->quiet_ms = ms;
 	state_touch();
 	return 0;
@@ -472,7 +485,7 @@ static bool try_quiet(struct park *p)
 	char *text;
 
 	if (!t || !t->term) {
-		answer_text(p, strdup(""), 0);
+		fam_tty_answer(p, strdup(""), 0);
 		return true;
 	}
 	/* quiet counts from the read too: keys just written may not have
@@ -484,7 +497,7 @@ static bool try_quiet(struct park *p)
 		return false;
 	}
 	text = term_screen(t->term, &len);
-	answer_text(p, text, len);
+	fam_tty_answer(p, text, len);
 	return true;
 }
 
@@ -510,7 +523,7 @@ static void quiet_read(fuse_req_t req, struct fh *fh, size_t size, off_t off)
 /* poll: nothing printed for quiet ms. */
 static bool quiet_readable(const struct fh *fh)
 {
-	struct tty *t = waits_on(fh);
+	struct tty *t = fam_tty_waits_on(fh);
 	int64_t at;
 
 	if (!t)
@@ -525,7 +538,7 @@ static bool quiet_readable(const struct fh *fh)
 static const struct fops quiet_ops = { .write = quiet_write,
 				       .read = quiet_read,
 				       .readable = quiet_readable,
-				       .waiters = poll_waiters,
+				       .waiters = fam_tty_poll_waiters,
 				       .priv_restore = fam_ttyfh_restore };
 
 static const struct fent tty_tab[] = {
@@ -557,6 +570,9 @@ static const struct fent tty_tab[] = {
 	{ "quiet", FT_TTYQUIET, FENT_RW, &quiet_ops, 0, HOME_DIR,
 	  "a read waits until nothing was printed for 200 ms, then gives the "
 	  "screen" },
+	{ "ready", FT_TTYREADY, FENT_RW, &fam_ttyready_ops, 0, HOME_DIR,
+	  "a read waits until the program waits for input and nothing was "
+	  "printed for 20 ms, then gives the screen" },
 	{ "recording.cast", FT_TTYCAST, FENT_RO, &fam_ttycast_ops, 0, HOME_DIR,
 	  "its asciicast v2 recording" },
 	{ 0 },

@@ -29,6 +29,8 @@ enum {
 	FT_TTYEXPECT,
 	FT_TTYQUIET,
 	FT_TTYCAST,
+	/* past the block, which contexts/ follows at once */
+	FT_TTYREADY = 110,
 };
 
 extern const struct fops fam_tty_ops;
@@ -53,7 +55,21 @@ struct ttyfh {
 struct ttyfh *fam_ttyfh(struct fh *fh);
 /* The rows' priv_restore (tree.h) of what an upgrade saved of one. */
 int fam_ttyfh_restore(struct fh *fh, const struct state_r *o);
-/* recording.cast's row. */
-extern const struct fops fam_ttycast_ops;
+/* recording.cast's row, and ready's (fs/fam_ttyready.c). */
+extern const struct fops fam_ttycast_ops, fam_ttyready_ops;
+
+/* For the rows that wait (fs/fam_tty.c): the list a poll of fh waits
+ * in; fh's terminal when a read of it waits there (it runs and fh
+ * follows its output); the answer of a parked read with text (kept in
+ * fh for the reads after it). */
+struct park;
+struct tty;
+struct list *fam_tty_poll_waiters(struct fh *fh);
+struct tty *fam_tty_waits_on(const struct fh *fh);
+void fam_tty_answer(struct park *p, char *text, size_t len);
+/* A write of milliseconds to quiet or ready (file: its name): 0 with
+ * *ms, or -EINVAL with an error line. */
+int fam_tty_ms_write(struct fh *fh, struct sess *s, const char *buf,
+		     size_t size, const char *file, uint64_t *ms);
 
 #endif

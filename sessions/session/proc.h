@@ -53,6 +53,9 @@ void proc_want_stdin(struct run *p);
 int proc_write(struct run *p, const char *buf, size_t len);
 /* Closes p's stdin once what is queued is written. */
 void proc_eof(struct run *p);
+/* Whether p waits for its stdin (procwait.c): a process of its cgroup
+ * is blocked reading the pipe, none runs, and nothing is queued. */
+bool proc_waiting_input(const struct run *p);
 /* Ends p if it runs, then removes it and calls cb(arg). */
 int proc_remove(struct sess *s, struct run *p, void (*cb)(void *), void *arg);
 /* Drops every process of s (the session is being freed). */

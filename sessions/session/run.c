@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "sessions/core/state.h"
 #include "sessions/core/objs.h"
+#include "sessions/session/proc.h"
 #include "sessions/session/run.h"
 #include "sessions/session/sess.h"
 #include "sessions/core/strbuf.h"
@@ -261,6 +262,8 @@ char *run_format_status(const struct run *r, size_t *len)
 	if (!r->out.truncated && !r->err.truncated)
 		sb_addf(&b, " -");
 	sb_addf(&b, "\n");
+	if (r->is_proc) /* only a process can have a stdin to wait on */
+		sb_addf(&b, "waiting_input %d\n", proc_waiting_input(r));
 	return sb_take(&b, len);
 }
 

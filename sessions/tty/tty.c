@@ -43,6 +43,7 @@ struct tty *tty_of(struct sess *s)
 	t->cols = 80;
 	t->rows = 24;
 	t->quiet_ms = TTY_QUIET_MS;
+	t->ready_ms = TTY_READY_MS;
 	t->expect_ms = TTY_EXPECT_MS;
 	t->master.fd = -1;
 	t->start.w.fd = -1;
@@ -97,6 +98,7 @@ static void to_pty(void *arg, const char *buf, size_t len)
 {
 	struct tty *t = arg;
 
+	t->last_in_ms = loop_now_ms();
 	sb_add(&t->wq, buf, len);
 	flush_queue(t);
 }
@@ -568,6 +570,7 @@ char *tty_status(const struct tty *t, size_t *len)
 	sb_addf(&b, "output_bytes %llu\ntruncated %d\ntruncated_reason %s\n",
 		r ? (unsigned long long)r->out.size : 0ULL,
 		r && r->out.truncated, spool_cut_name(r ? r->out.cut : 0));
+	sb_addf(&b, "waiting_input %d\n", tty_waiting_input(t));
 	return sb_take(&b, len);
 }
 

@@ -31,6 +31,9 @@ enum tty_state { TTY_NONE, TTY_RUNNING, TTY_EXITED };
 #define TTY_SIZE_MAX	    1000
 #define TTY_AREA_MAX	    100000
 #define TTY_QUIET_MS	    200
+#define TTY_READY_MS	    20 /* ready's pause of the output */
+#define TTY_READY_POLL_MS   5  /* a ready waiter's look at the processes */
+#define TTY_READY_POLL_MAX_MS 50 /* and its longest wait between looks */
 #define TTY_EXPECT_MS	    10000
 #define TTY_INPUT_QUEUE_MAX (1 << 20)
 #define TTY_RETRY_MS	    100 /* a look for the slave after a hangup */
@@ -58,7 +61,9 @@ struct tty {
 	struct reap_watch reap;
 	struct execerr start; /* why its shell did not start */
 	int64_t last_out_ms; /* monotonic, the latest output (or start) */
+	int64_t last_in_ms;  /* and the latest input (typed or answered) */
 	uint64_t quiet_ms;
+	uint64_t ready_ms;
 	char *expect;		 /* the pattern for the next read of expect */
 	uint64_t expect_ms;	 /* and its timeout */
 	struct loop_timer wake;	 /* a waiter's deadline */
@@ -90,6 +95,10 @@ int tty_restart(struct tty *t);
 void tty_wake_at(struct tty *t, int64_t when);
 /* The status file's text (t may be NULL). */
 char *tty_status(const struct tty *t, size_t *len);
+/* Whether the terminal's foreground process group is blocked reading
+ * the terminal, none of it running, and no typed byte is still queued
+ * for the PTY (ttywait.c, from /proc: sessions/core/inwait.h). */
+bool tty_waiting_input(const struct tty *t);
 
 /* For the terminal as a part of its session (ttypart.c): the session's
  * deletion hangs it up; whether its shell is still to be reaped; its

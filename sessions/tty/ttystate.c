@@ -47,6 +47,7 @@ enum {
 	K_CG_SID,
 	K_START_FD,
 	K_START_WHY,
+	K_READY,
 	K_OUT = 32, /* objects: the output run, the recording, the screen */
 	K_CAST,
 	K_TERM,
@@ -80,6 +81,7 @@ static void save_fields(const struct tty *t, struct state_w *w)
 	state_put(w, K_PEND, t->pend.p, t->pend.len);
 	state_put_i64(w, K_LAST_OUT, t->last_out_ms);
 	state_put_u64(w, K_QUIET, t->quiet_ms);
+	state_put_u64(w, K_READY, t->ready_ms);
 	state_put_str(w, K_EXPECT, t->expect);
 	state_put_u64(w, K_EXPECT_MS, t->expect_ms);
 	if (t->wake.armed)
@@ -176,6 +178,7 @@ static void restore_fields(struct tty *t, const struct state_r *o)
 		sb_add(&t->pend, p, len);
 	t->last_out_ms = state_get_i64(o, K_LAST_OUT, 0);
 	t->quiet_ms = (uint64_t)in_range(o, K_QUIET, 0, 3600000, TTY_QUIET_MS);
+	t->ready_ms = (uint64_t)in_range(o, K_READY, 0, 3600000, TTY_READY_MS);
 	t->expect = state_get_str(o, K_EXPECT);
 	if (t->expect && strlen(t->expect) > PATTERN_MAX) {
 		free(t->expect);

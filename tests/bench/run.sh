@@ -13,7 +13,9 @@
 # a pipe), contexts (code contexts: a round trip against a Jupyter
 # kernel, a matplotlib plot against savefig, their idle memory) and tty
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
-# its echo, against script(1) and a PTY of its own) and tty_feed (the
+# its echo, against script(1) and a PTY of its own) and ready (tty/ready
+# against tty/quiet on the same prompts, and what a waiting reader of
+# ready costs the daemon) and tty_feed (the
 # terminal's emulator alone: 100 MiB of cat's output fed as the daemon
 # feeds it, against every byte through libvterm and a memcpy) and hostile
 # (a read of health while another user of an allow_other mount attacks
@@ -43,7 +45,7 @@
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
-# TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE and
+# TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE, READY_N and
 # TTY_FEED_MIB, HOSTILE_S, CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and
 # UPGRADE_SESSIONS, COHERENCE_N and COHERENCE_FILES change the sizes.
 # Exits non-zero if the mount or a benchmark failed (a missed target is
@@ -57,7 +59,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty tty_feed hostile crash upgrade coherence"
+all+=" stream_latency peers contexts tty ready tty_feed hostile crash upgrade coherence"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -221,6 +223,7 @@ else
 		python3 -Bu "$here/peers.py" "$mnt" "$pid"
 fi
 bench tty 600 python3 -Bu "$here/tty_bench.py" "$mnt" "$pid"
+bench ready 300 python3 -Bu "$here/ready_bench.py" "$mnt" "$pid"
 bench tty_feed 300 "$feed" "${TTY_FEED_MIB:-100}"
 # hostile mounts its own instance with allow_other (its attacker is a
 # user), and her own FUSE mount with libfuse's passthrough_ll when

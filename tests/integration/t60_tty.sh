@@ -87,7 +87,7 @@ sync_tty() {
 }
 
 # 1. nothing starts it but its use
-assert_eq "input keys output stream screen scrollback cursor size title status ctl expect quiet recording.cast" \
+assert_eq "input keys output stream screen scrollback cursor size title status ctl expect quiet ready recording.cast" \
 	"$(find "$T" -mindepth 1 -printf '%f ' | sed 's/ $//')" "ls tty/ lists its files in order"
 stat "$T"/* >/dev/null 2>&1
 assert_eq "none 0" "$(status_val state) $(status_val pid)" "ls, stat and status start nothing"

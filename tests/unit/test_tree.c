@@ -178,6 +178,7 @@ static const struct {
 	NUM(FT_CTXERROR, 64),	   NUM(FT_CTXJSON, 65),	    NUM(FT_CTXRESULTS, 66),
 	NUM(FT_CTXRES, 67),	   NUM(FT_CTXMAIN, 68),	    NUM(FT_CTXFMT, 69),
 	NUM(FT_EXPECT, 100),
+	NUM(FT_TTYREADY, 110),
 };
 
 /* The row a number was given to above (NULL: none), the formats of a
