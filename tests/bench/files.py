@@ -3,18 +3,21 @@ directory itself and libfuse's passthrough_hp over the same directory,
 cached (its defaults: 86,400 s entry and attribute timeouts, the page
 cache kept across opens) and with --nocache. Workloads, each timed on
 all four, interleaved (each round turns the order), over FILES_ROUNDS
-rounds (default 3):
+rounds (default 3), each on fresh mounts:
 
   git clone   a local repository of 4,100 files (/usr/include without
               boost, node and llvm), --no-hardlinks
   git status  in that clone, warm (the second of two)
   tar -x      10,000 files (of /usr/include/boost, 100 MB)
-  du -s       of such a tree of 10,000 files
+  du -s       of such a tree of 10,000 files, warm (the second of two;
+              grep and stat come after it)
   grep -r     a string found nowhere, through that tree
   stat        lstat of its 10,000 files (in this process)
-  dd bs=1M    read of a FILES_DD_MIB file (default 1024), warm
+  dd bs=1M    read of a FILES_DD_MIB file (default 256: with bs=4k a GiB
+              takes 20 s through --nocache here), the backing's pages warm
   dd bs=4k    the same with 4 KiB reads
-  ninja       meson setup and `ninja sessionfs` in a copy of this source
+  ninja       meson setup (buildtype plain: -O0, the compiler's share
+              smaller) and `ninja sessionfs` in a copy of this source
 
 Then the coherence check: files changed in the backing directory
 (a write of the same size, a truncate, a rename, an unlink, a create)
@@ -191,6 +194,7 @@ class Bench:
         return t
 
     def w_du(self, root, tag):
+        run(["du", "-s", os.path.join(root, "tree")])
         return timed(["du", "-s", os.path.join(root, "tree")])
 
     def w_grep(self, root, tag):
@@ -213,7 +217,7 @@ class Bench:
         # the copy is not timed
         run(["cp", "-a", os.path.join(root, "src"), os.path.join(root, "src-" + tag)])
         d = os.path.join(root, "src-" + tag)
-        t = timed(["meson", "setup", "b"], d)
+        t = timed(["meson", "setup", "-Dbuildtype=plain", "b"], d)
         t += timed(["ninja", "-C", "b", "sessionfs"], d)
         self.drop(root, "src-" + tag)
         return t
@@ -307,13 +311,30 @@ def report(times, names, counts):
         print("files %-30s %s" % (label.format(**counts), " | ".join(cells)))
 
 
+def mount_views(work, daemon, conf, hp, back, mounts):
+    """Fresh mounts of back; [(name, root)], the backing first. Each round
+    has its own: passthrough_hp cached holds a descriptor for each inode
+    the kernel keeps (all it has looked up, for 86,400 s), and runs out
+    of its 20,000 with the tree and a clone at once."""
+    views = [("backing", back)]
+    m = Mount(work, "sfs", [daemon, "-f", "-c", conf], "files")
+    mounts.append(m)
+    views.append(("sessionfs", m.root))
+    if hp:
+        for name, extra in (("hp", []), ("hp-nocache", ["--nocache"])):
+            m = Mount(work, name, [hp, "--foreground"] + extra + [back])
+            mounts.append(m)
+            views.append((name, m.root))
+    return views
+
+
 def body():
     _, _, rest = sb.start("files", "files.py MNT DAEMON_PID DAEMON", extra=1)
     if not rest:
         raise sb.BenchError("no DAEMON given")
     daemon = os.path.abspath(rest[0])
     rounds = sb.count("FILES_ROUNDS", 3, 1, 20)
-    dd_mib = sb.count("FILES_DD_MIB", 1024, 1, 65536)
+    dd_mib = sb.count("FILES_DD_MIB", 256, 1, 65536)
     ncoh = sb.count("FILES_COHERENCE_N", 20, 1, 10000)
     hp = os.environ.get("FILES_HP", "")
     cache = os.environ.get("FILES_CACHE") or os.path.join(os.path.dirname(daemon), "thirdparty",
@@ -331,26 +352,21 @@ def body():
         conf = os.path.join(work, "sfs.conf")
         with open(conf, "w") as f:
             f.write('workspace = "%s";\n' % back)
-        views = [("backing", back)]
-        m = Mount(work, "sfs", [daemon, "-f", "-c", conf], "files")
-        mounts.append(m)
-        views.append(("sessionfs", m.root))
-        if hp:
-            for name, extra in (("hp", []), ("hp-nocache", ["--nocache"])):
-                m = Mount(work, name, [hp, "--foreground"] + extra + [back])
-                mounts.append(m)
-                views.append((name, m.root))
-        else:
+        if not hp:
             print("files: no FILES_HP (passthrough_hp): its columns are left out")
-        times = {key: {n: [] for n, _ in views} for _, key in ROWS}
+        names = ["backing", "sessionfs"] + (["hp", "hp-nocache"] if hp else [])
+        times = {key: {n: [] for n in names} for _, key in ROWS}
         for r in range(rounds):
+            views = mount_views(work, daemon, conf, hp, back, mounts)
             for i, (_, key) in enumerate(ROWS):
                 k = (r + i) % len(views)
                 for name, root in views[k:] + views[:k]:
                     times[key][name].append(getattr(bench, "w_" + key)(root, "%s-%d" % (name, r)))
-        report(times, [n for n, _ in views], bench.counts)
-        coh = coherence(back, views[1:], ncoh)
-        for name, stale in coh.items():
+            for m in mounts:
+                m.close()
+        report(times, names, bench.counts)
+        views = mount_views(work, daemon, conf, hp, back, mounts)
+        for name, stale in coherence(back, views[1:], ncoh).items():
             print("files coherence %-10s stale reads of %d changes of each kind: %s (total %d of %d)" % (
                 name, ncoh, ", ".join("%s %d" % kv for kv in stale.items()),
                 sum(stale.values()), 5 * ncoh))
