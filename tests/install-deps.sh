@@ -26,6 +26,10 @@ command -v tmux >/dev/null || packages+=(tmux)
 # Jupyter kernel (ipykernel through jupyter_client)
 packages+=(python3-matplotlib python3-pandas python3-ipykernel
 	python3-jupyter-client)
+# the third-party suites (tests/thirdparty.sh): pjdfstest is built with
+# autoconf and automake and run by perl's prove; passthrough_hp is C++;
+# bench/files clones with git
+packages+=(autoconf automake g++ perl git)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing (when run as root on
 # Debian), builds, runs the Check unit tests and the integration tests,
-# then the integration tests again in an AddressSanitizer+UBSan build.
+# then pjdfstest in files/ (tests/pjdfstest.sh: its failures against the
+# expected ones), then the integration tests again in an
+# AddressSanitizer+UBSan build.
 #
 # Usage: tests/run.sh            (from anywhere; builds under ./build-*)
 set -euo pipefail
@@ -37,6 +39,8 @@ echo "== unit tests"
 meson test -C build-test --suite unit --print-errorlogs
 echo "== integration tests"
 SESSIONFS_BIN=$top/build-test/sessionfs bash tests/integration/run.sh
+echo "== pjdfstest in files/ (POSIX conformance; the expected failures are in tests/pjdfstest.expected)"
+SESSIONFS_BIN=$top/build-test/sessionfs bash tests/pjdfstest.sh
 echo "== examples (shell, Python, Node.js)"
 bash tests/examples.sh "$top/build-test/sessionfs"
 

@@ -20,6 +20,10 @@
 # feeds it, against every byte through libvterm and a memcpy) and hostile
 # (a read of health while another user of an allow_other mount attacks
 # it: stops, descriptors, context floods, against the quiet mount) and
+# files (git, tar, du, grep, stat, dd and a ninja build in files/ of a
+# mount of its own, against the backing directory and libfuse's
+# passthrough_hp cached and uncached; then how many reads through each
+# are stale after changes made in the backing directory) and
 # crash (kill -9 of the server to the first answered request, with 1 and
 # 100 sessions, against the same request without a crash and a fresh
 # mount's first answer; on mounts of its own) and
@@ -46,8 +50,10 @@
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE, READY_N and
-# TTY_FEED_MIB, HOSTILE_S, CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and
-# UPGRADE_SESSIONS, COHERENCE_N and COHERENCE_FILES change the sizes.
+# TTY_FEED_MIB, HOSTILE_S, FILES_ROUNDS, FILES_DD_MIB, FILES_COHERENCE_N,
+# CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and UPGRADE_SESSIONS, COHERENCE_N
+# and COHERENCE_FILES change the sizes; FILES_DIR is where files puts its
+# backing directory (/var/tmp).
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -59,7 +65,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty ready tty_feed hostile crash upgrade coherence"
+all+=" stream_latency peers contexts tty ready tty_feed hostile files crash upgrade coherence"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -237,6 +243,20 @@ if wants hostile; then
 	fi
 	bench hostile 600 "$ctxpy" -Bu "$here/hostile.py" "$mnt" "$pid" "$daemon"
 	rm -rf "$work/lf" "$work/pll"
+fi
+# files mounts its own sessionfs (its workspace a new directory) and
+# libfuse's passthrough_hp over that directory, built from
+# ../shared/thirdparty into BUILD_DIR/thirdparty once (tests/thirdparty.sh)
+if wants files; then
+	# shellcheck source=../thirdparty.sh
+	. "$here/../thirdparty.sh"
+	FILES_HP=$(sfs_tp_build passthrough_hp "$build/thirdparty") || {
+		echo "run.sh: files: no passthrough_hp (no ../shared/thirdparty, or its build failed):" \
+			"only the backing directory and sessionfs are timed" >&2
+		FILES_HP=
+	}
+	export FILES_HP
+	bench files 900 python3 -Bu "$here/files.py" "$mnt" "$pid" "$daemon"
 fi
 # the same daemon on, in the same pid, after each upgrade
 bench upgrade 300 python3 -Bu "$here/upgrade.py" "$mnt" "$pid"
