@@ -6,7 +6,8 @@
 #    a piece per turn of the loop, so another request meanwhile is
 #    answered at once (the whole search froze every user for seconds);
 #    the line after the big output is still found, and a pattern that
-#    never matches still ends with ENODATA once all is searched.
+#    never matches still ends with ENODATA once all is searched; ten
+#    readers at once each search once, not once per other reader's turn.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -62,6 +63,22 @@ note "the search took $(($(now_ms) - t0)) ms; $probes reads of another session m
 assert_eq aab "$(cat "$SFS_TMP/exp.out")" "expect finds the line after 24 MB of others"
 assert_true "reads meanwhile were made ($probes)" "" test "$probes" -ge 2
 assert_lt "$worst" 1000 "another session's read during the search waits for no search" " ms"
+# ten readers at once each search their own way, a piece per turn: one
+# reader's turn must not make every other search again too
+check "a run prints 2 MB" sfs_run "$S" 'yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 1999968; echo aab' 60
+check "the slow pattern again" sfs_write "$S/expect" $'(a|aa)*b 120000\n'
+t0=$(now_ms)
+readers=()
+for i in 0 1 2 3 4 5 6 7 8 9; do
+	timeout -k 2 150 cat "$S/expect" >"$SFS_TMP/exp.$i" 2>&1 &
+	readers+=("$!")
+	SFS_BG_PIDS+=("$!")
+done
+wait "${readers[@]}"
+el=$(($(now_ms) - t0))
+note "ten readers took $el ms"
+assert_eq "aab aab aab aab aab aab aab aab aab aab" "$(cat "$SFS_TMP"/exp.? | tr '\n' ' ' | sed 's/ $//')" "ten readers at once each find the line"
+assert_lt "$el" 30000 "in about ten times one search's time" " ms"
 check "a pattern that never matches" sfs_write "$S/expect" $'^never$ 120000\n'
 assert_errno "No data available" "it ends with ENODATA once the whole output is searched" \
 	timeout -k 2 150 cat "$S/expect"
