@@ -7,7 +7,8 @@
 #    answered at once (the whole search froze every user for seconds);
 #    the line after the big output is still found, and a pattern that
 #    never matches still ends with ENODATA once all is searched; ten
-#    readers at once each search once, not once per other reader's turn.
+#    readers at once each search once, not once per other reader's turn;
+#    an upgrade in place in the middle of a search does not stop it.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -25,6 +26,7 @@ WS=$SFS_TMP/ws
 mkdir -p "$WS" && chmod 755 "$WS"
 printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t82.conf"
 export SESSIONFS_CONFIG=$SFS_TMP/t82.conf HOME=$WS
+REAL_BIN=$SFS_BIN # what an upgrade in place runs
 wrap=$SFS_TMP/allow_other.sh
 printf '#!/bin/sh\nexec "%s" -o allow_other "$@"\n' "$SFS_BIN" >"$wrap"
 chmod 755 "$wrap"
@@ -79,6 +81,17 @@ el=$(($(now_ms) - t0))
 note "ten readers took $el ms"
 assert_eq "aab aab aab aab aab aab aab aab aab aab" "$(cat "$SFS_TMP"/exp.? | tr '\n' ' ' | sed 's/ $//')" "ten readers at once each find the line"
 assert_lt "$el" 30000 "in about ten times one search's time" " ms"
+# an upgrade in place in the middle of a search: the search goes on
+check "the slow pattern for an upgrade" sfs_write "$S/expect" $'(a|aa)*b 120000\n'
+check "a run prints 24 MB again" sfs_run "$S" 'yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 24000000; echo aab' 60
+timeout -k 2 150 cat "$S/expect" >"$SFS_TMP/exp.up" 2>&1 &
+READER=$!
+SFS_BG_PIDS+=("$READER")
+sleep 1
+timeout -k 2 60 bash -c 'echo "upgrade $1" >"$2"' _ "$REAL_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
+assert_eq "0 ''" "$? '$(cat "$SFS_TMP/up.err")'" "an upgrade in place during a search"
+wait "$READER"
+assert_eq aab "$(cat "$SFS_TMP/exp.up")" "the search goes on after the upgrade and finds the line"
 check "a pattern that never matches" sfs_write "$S/expect" $'^never$ 120000\n'
 assert_errno "No data available" "it ends with ENODATA once the whole output is searched" \
 	timeout -k 2 150 cat "$S/expect"
