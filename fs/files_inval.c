@@ -227,25 +227,35 @@ int finval_start(struct fuse_session *se)
 	return rc;
 }
 
-void finval_pause(void)
+int finval_pause(void)
 {
 	int64_t end = now_ms() + PAUSE_WAIT_MS;
 	struct timespec until = { .tv_sec = end / 1000,
 				  .tv_nsec = end % 1000 * 1000000 };
+	int rc = 0;
 
 	if (!started)
-		return;
+		return 0;
 	pthread_mutex_lock(&mu);
 	/* what the loop read before is sent: the next program reads on
 	 * from the events after it */
 	while ((busy || head || epoch_due) &&
 	       pthread_cond_timedwait(&idle, &mu, &until) == 0)
 		;
-	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
-	if (busy)
-		log_msg(LOG_WARNING, "files/: a notification is still being "
-				     "written as the upgrade begins");
+	/* still inside a notification: it waits for a lock that some
+	 * process holds while it waits itself (a listing of files/ copied
+	 * into a page of a FUSE file whose server does not answer); the
+	 * execve would wait for this thread, and every user for the execve */
+	if (busy) {
+		rc = -EBUSY;
+		log_msg(LOG_WARNING, "files/: a notification waits for a lock "
+				     "that another process holds: the upgrade "
+				     "is refused");
+	} else {
+		atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
+	}
 	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
 unsigned long finval_sent(void)

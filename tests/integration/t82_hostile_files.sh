@@ -9,6 +9,10 @@
 #    never matches still ends with ENODATA once all is searched; ten
 #    readers at once each search once, not once per other reader's turn;
 #    an upgrade in place in the middle of a search does not stop it.
+# 2. a user who holds a directory of files/ locked (her listing copied
+#    into a page of her own FUSE file that never comes) stalls the
+#    notifier thread in the kernel: an upgrade in place is refused with
+#    EBUSY instead of hanging every user in its execve.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -95,5 +99,124 @@ assert_eq aab "$(cat "$SFS_TMP/exp.up")" "the search goes on after the upgrade a
 check "a pattern that never matches" sfs_write "$S/expect" $'^never$ 120000\n'
 assert_errno "No data available" "it ends with ENODATA once the whole output is searched" \
 	timeout -k 2 150 cat "$S/expect"
+
+# ------------------------------- 2. a notification that waits on a lock
+# She holds a directory of files/ locked for as long as she likes: her
+# listing of it is copied into a page mapped from a file of her own FUSE
+# filesystem (here root mounts it for her, as fusermount3 would) whose
+# server never answers. A change of that directory in the workspace
+# makes the notifier thread wait for the lock in the kernel; an upgrade
+# in place then waited for that thread in its execve, with every request
+# of every user, for as long as she held the lock. It is refused now
+# (EBUSY), the mount goes on answering, and once she lets go the upgrade
+# works.
+PY_OTHER=/usr/bin/python3 # the other user may not reach root's own python
+[ -x "$PY_OTHER" ] || PY_OTHER=$(command -v python3)
+mkdir -p "$WS/held" "$SFS_TMP/stuck" && chmod 755 "$WS/held"
+cat >"$SFS_TMP/stuckfuse.py" <<'PY'
+# stuckfuse.py MOUNTPOINT: a FUSE filesystem (raw /dev/fuse, mounted by
+# root with allow_other) of one file "f" whose reads are never answered:
+# a page of it mapped by a process makes that process wait, in whatever
+# system call touched the page, for as long as this program runs.
+import ctypes, os, struct, sys
+
+mnt = sys.argv[1]
+fd = os.open("/dev/fuse", os.O_RDWR)
+libc = ctypes.CDLL(None, use_errno=True)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other" % fd).encode()
+if libc.mount(b"stuckfuse", mnt.encode(), b"fuse.stuckfuse", 0, opts) != 0:
+    sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+print("mounted", flush=True)
+
+def attr(ino, mode, size):
+    return struct.pack("<QQQQQQIIIIIIIIII", ino, size, 8, 0, 0, 0, 0, 0, 0,
+                       mode, 1, 0, 0, 0, 4096, 0)
+
+def reply(unique, body=b"", err=0):
+    os.write(fd, struct.pack("<IiQ", 16 + len(body), -err, unique) + body)
+
+while True:
+    try:
+        buf = os.read(fd, 1 << 21)
+    except OSError:
+        break
+    ln, op, unique, node = struct.unpack_from("<IIQQ", buf)
+    if op == 26:  # INIT
+        reply(unique, struct.pack("<IIIIHHIIHHII", 7, 31, 0, 0, 16, 12,
+                                  1 << 17, 1, 32, 0, 0, 0) + b"\0" * 24)
+    elif op == 1:  # LOOKUP
+        name = buf[40:].split(b"\0")[0]
+        if node == 1 and name == b"f":
+            reply(unique, struct.pack("<QQQQII", 2, 0, 3600, 3600, 0, 0) +
+                  attr(2, 0o100666, 4096))
+        else:
+            reply(unique, err=2)
+    elif op == 3:  # GETATTR
+        mode, size = (0o40755, 0) if node == 1 else (0o100666, 4096)
+        reply(unique, struct.pack("<QII", 3600, 0, 0) + attr(node, mode, size))
+    elif op in (14, 27):  # OPEN, OPENDIR
+        reply(unique, struct.pack("<QII", 1, 0, 0))
+    elif op == 15:  # READ: never answered
+        pass
+    elif op in (18, 25, 29):  # RELEASE, FLUSH, RELEASEDIR
+        reply(unique)
+    elif op in (2, 42):  # FORGET, BATCH_FORGET: no reply
+        pass
+    elif op == 36:  # INTERRUPT: no reply
+        pass
+    else:
+        reply(unique, err=38)
+PY
+cat >"$SFS_TMP/holddir.py" <<'PY'
+# holddir.py FILE DIR: reads DIR's entries (getdents64) into a page
+# mapped from FILE, whose read never comes: the kernel holds DIR's lock
+# while it copies the entries out, so it holds it until this is killed.
+import ctypes, mmap, os, sys
+f = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(f, 4096, mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+d = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)
+print("holding", flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+n = libc.syscall(217, d, ctypes.c_void_p(addr), 4096)
+print("getdents", n, flush=True)
+PY
+python3 "$SFS_TMP/stuckfuse.py" "$SFS_TMP/stuck" >"$SFS_TMP/stuck.out" 2>&1 &
+STUCK=$!
+SFS_BG_PIDS+=("$STUCK")
+check "her FUSE filesystem mounts" sfs_until 10 grep -q mounted "$SFS_TMP/stuck.out"
+"${U1[@]}" timeout -k 2 120 "$PY_OTHER" "$SFS_TMP/holddir.py" "$SFS_TMP/stuck/f" "$MNT/files/held" >"$SFS_TMP/hold.out" 2>&1 &
+HOLD=$!
+SFS_BG_PIDS+=("$HOLD")
+check "she lists files/held into her unanswered page" sfs_until 10 grep -q holding "$SFS_TMP/hold.out"
+# the notifier thread (not the loop) waits in the kernel once it is told
+# of a change of held/ (the listing waits already: retry the change)
+stuck_thread() {
+	local t
+	touch "$WS/held/new.$RANDOM"
+	for t in /proc/"$SFS_SERVER"/task/*; do
+		[ "$t" = "/proc/$SFS_SERVER/task/$SFS_SERVER" ] && continue
+		[ "$(awk '{ print $3 }' "$t/stat" 2>/dev/null)" = D ] && return 0
+	done
+	return 1
+}
+check "the notifier waits for the lock she holds" sfs_until 20 stuck_thread
+t0=$(now_ms)
+timeout -k 2 30 bash -c 'echo "upgrade $1" >"$2"' _ "$REAL_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
+rc=$?
+el=$(($(now_ms) - t0))
+assert_eq "1 busy" "$rc $(grep -q 'Device or resource busy' "$SFS_TMP/up.err" && echo busy)" "an upgrade then is refused with EBUSY, not stuck in its execve (${el} ms)"
+assert_file_match "$SFS_TMP/daemon.log" "a notification waits for a lock" "and the log says why"
+answers() { timeout -k 2 10 ls "$MNT/sessions" >/dev/null; }
+assert_true "the mount still answers" "" answers
+# she lets go (her server ends: the kernel aborts its requests)
+kill "$STUCK"
+check "her listing ends once her server is gone" sfs_wait_gone "$HOLD" 20
+timeout -k 2 10 umount -l "$SFS_TMP/stuck"
+timeout -k 2 60 bash -c 'echo "upgrade $1" >"$2"' _ "$REAL_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
+assert_eq "0 ''" "$? '$(cat "$SFS_TMP/up.err")'" "then the upgrade works"
+echo seen >"$WS/held/late"
+files_sees() { [ "$(timeout 5 cat "$MNT/files/held/late" 2>/dev/null)" = seen ]; }
+check "and files/ sees the workspace's new files" sfs_until 10 files_sees
 
 sfs_done
