@@ -12,7 +12,8 @@
 # 2. a user who holds a directory of files/ locked (her listing copied
 #    into a page of her own FUSE file that never comes) stalls the
 #    notifier thread in the kernel: an upgrade in place is refused with
-#    EBUSY instead of hanging every user in its execve.
+#    EBUSY instead of hanging every user in its execve, and the events
+#    that wait for it meanwhile are bounded (then dropped for the epoch).
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -201,6 +202,21 @@ stuck_thread() {
 	return 1
 }
 check "the notifier waits for the lock she holds" sfs_until 20 stuck_thread
+# meanwhile a busy workspace: 400,000 events of held/ (each a name to
+# invalidate) wait for the notifier, at most 65536 of them in memory
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$SFS_SERVER/status"; }
+RSS0=$(rss_kb)
+timeout -k 2 120 python3 -c '
+import os, sys
+p = os.path.join(sys.argv[1], "churn")
+for i in range(200000):
+    os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))
+    os.unlink(p)' "$WS/held"
+sleep 2 # the loop reads the last events
+RSS1=$(rss_kb)
+note "the daemon's memory before the 400,000 events ${RSS0} kB, after ${RSS1} kB"
+assert_lt "$((RSS1 - RSS0))" 8192 "the events waiting for the stuck notifier take little memory" " kB"
+assert_file_match "$SFS_TMP/daemon.log" "notifications wait .* the next are dropped" "and the log says the next are dropped"
 t0=$(now_ms)
 timeout -k 2 30 bash -c 'echo "upgrade $1" >"$2"' _ "$REAL_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
 rc=$?
