@@ -14,6 +14,7 @@
 #    notifier thread in the kernel: an upgrade in place is refused with
 #    EBUSY instead of hanging every user in its execve, and the events
 #    that wait for it meanwhile are bounded (then dropped for the epoch).
+# Environment: SFS_ASAN set: the memory bound is not checked.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
 # shellcheck source=lib.sh
@@ -214,8 +215,10 @@ for i in range(200000):
     os.unlink(p)' "$WS/held"
 sleep 2 # the loop reads the last events
 RSS1=$(rss_kb)
-note "the daemon's memory before the 400,000 events ${RSS0} kB, after ${RSS1} kB"
-assert_lt "$((RSS1 - RSS0))" 8192 "the events waiting for the stuck notifier take little memory" " kB"
+note "the daemon's memory before the 400,000 events ${RSS0} kB, after ${RSS1} kB${SFS_ASAN:+ (not checked: SFS_ASAN is set, whose quarantine keeps what is freed)}"
+if [ -z "${SFS_ASAN:-}" ]; then
+	assert_lt "$((RSS1 - RSS0))" 8192 "the events waiting for the stuck notifier take little memory" " kB"
+fi
 assert_file_match "$SFS_TMP/daemon.log" "notifications wait .* the next are dropped" "and the log says the next are dropped"
 t0=$(now_ms)
 timeout -k 2 30 bash -c 'echo "upgrade $1" >"$2"' _ "$REAL_BIN" "$MNT/ctl" 2>"$SFS_TMP/up.err"
