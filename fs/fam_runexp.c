@@ -25,6 +25,10 @@
 #include "sessions/session/sess.h"
 
 #define EXPECT_MS 10000 /* the timeout when the write gives none */
+/* Bytes of output searched in one turn of the loop: a run's gigabytes
+ * searched at once with a slow pattern (6 MB/s for "(a|aa)*b") froze the
+ * daemon for every user for minutes. */
+#define SCAN_STEP PATTERN_LINE_MAX
 
 /* What an open file of expect keeps. */
 struct runexp {
@@ -187,42 +191,61 @@ static void begin(struct runexp *x)
 }
 
 /* Searches one stream (its spool opened at the first byte to read: the
- * spools are made at a run's first output). */
+ * spools are made at a run's first output), SCAN_STEP bytes of it at
+ * most: *more is set when some are left for the next turn. */
 static char *scan_stream(struct fh *fh, int *slot, const char *suffix,
 			 struct pattern_scan *sc, uint64_t size,
-			 const regex_t *re, int *err)
+			 const regex_t *re, int *err, bool *more)
 {
 	bool done = !run_active(fh->r);
+	uint64_t end = size;
 	int fd;
 
 	if (sc->off >= size && !done)
 		return NULL;
 	if (size == 0)
 		return NULL;
+	if (sc->off < size && size - sc->off > SCAN_STEP) {
+		end = sc->off + SCAN_STEP;
+		*more = true;
+	}
 	fd = fh_spool(fh, slot, suffix);
 	if (fd < 0) {
 		*err = fd;
 		return NULL;
 	}
-	return pattern_scan_fd(sc, fd, size, done, re, err);
+	return pattern_scan_fd(sc, fd, end, done && end == size, re, err);
 }
 
 /* The first line of fh's run that matches, searched from where the last
- * search stopped; NULL with *err set on a spool that cannot be read. */
-static char *new_match(struct fh *fh, struct runexp *x, int *err)
+ * search stopped; NULL with *err set on a spool that cannot be read, or
+ * with *more set while output is left to search. */
+static char *new_match(struct fh *fh, struct runexp *x, int *err, bool *more)
 {
 	struct run *r = fh->r;
 	char *line;
 
 	*err = 0;
+	*more = false;
 	if (x->found || r->state == RUN_QUEUED)
 		return x->found;
 	line = scan_stream(fh, &fh->fd_out, "out", &x->out, r->out.size, &x->re,
-			   err);
-	if (!line && *err == 0)
+			   err, more);
+	if (!line && *err == 0 && !*more)
 		line = scan_stream(fh, &fh->fd_err, "err", &x->err, r->err.size,
-				   &x->re, err);
+				   &x->re, err, more);
 	return x->found = line;
+}
+
+/* The reads and polls on the run try again: at once while output is
+ * left to search (after the requests that came meanwhile), else at the
+ * timeout. */
+static void rearm(struct runexp *x, bool more)
+{
+	if (more)
+		loop_timer_add(&x->wake, loop_now_ms(), on_wake, x);
+	else if (!x->wake.armed)
+		loop_timer_add(&x->wake, x->deadline, on_wake, x);
 }
 
 /* Answers a match, an error, the end of the run or the timeout; else
@@ -231,8 +254,9 @@ static bool try_expect(struct park *p)
 {
 	struct fh *fh = p->fh;
 	struct runexp *x = fh->priv;
+	bool more, ended;
 	int err;
-	char *line = new_match(fh, x, &err);
+	char *line = new_match(fh, x, &err, &more);
 
 	if (line) {
 		free(fh->text);
@@ -242,14 +266,14 @@ static bool try_expect(struct park *p)
 		fam_reply_text(p->req, fh->text, fh->tlen, p->size, p->off);
 		return true;
 	}
-	if (err < 0 || !run_active(fh->r) || loop_now_ms() >= x->deadline) {
-		fuse_reply_err(p->req, err < 0		  ? -err :
-				       !run_active(fh->r) ? ENODATA :
-							    ETIMEDOUT);
+	ended = !more && !run_active(fh->r);
+	if (err < 0 || ended || loop_now_ms() >= x->deadline) {
+		fuse_reply_err(p->req, err < 0 ? -err :
+				       ended   ? ENODATA :
+						 ETIMEDOUT);
 		return true;
 	}
-	if (!x->wake.armed)
-		loop_timer_add(&x->wake, x->deadline, on_wake, x);
+	rearm(x, more);
 	return false;
 }
 
@@ -277,15 +301,16 @@ static bool runexp_readable(const struct fh *cfh)
 {
 	struct fh *fh = (struct fh *)cfh; /* a match found is kept */
 	struct runexp *x = fh->priv;
+	bool more;
 	int err;
 
 	if (fh->text || !x || !x->has_re || !fh->r || !run_active(fh->r))
 		return true;
 	begin(x);
-	if (new_match(fh, x, &err) || err < 0 || loop_now_ms() >= x->deadline)
+	if (new_match(fh, x, &err, &more) || err < 0 ||
+	    loop_now_ms() >= x->deadline)
 		return true;
-	if (!x->wake.armed)
-		loop_timer_add(&x->wake, x->deadline, on_wake, x);
+	rearm(x, more);
 	return false;
 }
 

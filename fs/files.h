@@ -29,7 +29,9 @@ int files_init(const char *workspace);
  * one object of key UPK_FILES (fs/upgrade.h) into the root of w: the
  * workspace root, every node the kernel knows and every open file and
  * directory (with its listing's position), their descriptors with
- * state_put_fd; it changes nothing. In the next program, after fdq_init
+ * state_put_fd; it changes nothing, and pauses the notifier for the
+ * execve that follows (-EBUSY, nothing written, when the notifier is
+ * stuck in the kernel: fs/files_inval.h). In the next program, after fdq_init
  * and before the first request, files_restore(o) takes that object's
  * body, in place of files_init (a root files_init opened is replaced):
  * every inode and handle of files/ the kernel holds names the same file
@@ -42,7 +44,7 @@ int files_init(const char *workspace);
  * files_init). */
 struct state_w;
 struct state_r;
-void files_save(struct state_w *w);
+int files_save(struct state_w *w);
 int files_restore(const struct state_r *o);
 /* True for inodes that files_ops serves. */
 bool files_is(fuse_ino_t ino);

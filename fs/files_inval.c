@@ -2,11 +2,15 @@
  * files_inval.c - the notifier thread of files/ (see files_inval.h): a
  * queue the loop fills and a thread that writes its notifications.
  *
- * The queue has no bound of its own: the loop fills it from fanotify's
- * queue (16384 events, then one overflow that becomes one flush), and
- * the thread empties it as fast as the kernel takes notifications; it
- * only waits while a request holds a lock the notification needs, and
- * the loop answers that request meanwhile.
+ * The loop fills the queue from fanotify's queue (16384 events, then
+ * one overflow that becomes one flush), and the thread empties it as
+ * fast as the kernel takes notifications; it waits while a request holds
+ * a lock the notification needs, and the loop answers that request
+ * meanwhile. A process may also hold such a lock for as long as she
+ * likes (fs/files_inval.h): past QUEUE_MAX items waiting, the next ones
+ * are dropped for the kernel's epoch, so that the events of a busy
+ * workspace do not fill the daemon's memory meanwhile; what was dropped
+ * is seen within the cache's timeout.
  */
 #include <errno.h>
 #include <linux/fuse.h>
@@ -26,6 +30,7 @@
 #define NOTIFY_INC_EPOCH 8
 
 #define PAUSE_WAIT_MS 1000 /* an upgrade waits this long for the thread */
+#define QUEUE_MAX 65536	   /* items waiting, then they are dropped */
 
 struct item {
 	struct item *next;
@@ -40,23 +45,39 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 /* the thread waits on work, a pause on idle (both CLOCK_MONOTONIC) */
 static pthread_cond_t work, idle;
 static struct item *head, **tail = &head;
-static bool epoch_due, busy, started;
+static size_t queued; /* items in head */
+static bool epoch_due, busy, started, dropping;
 /* Until when an upgrade pauses the thread (CLOCK_MONOTONIC ms). */
 static _Atomic int64_t pause_end;
 static atomic_ulong sent;
 static bool no_epoch; /* the kernel refused one: said once */
 
-/* Appends it (NULL: nothing, out of memory) and wakes the thread. */
+/* Appends it (NULL: nothing, out of memory), or past QUEUE_MAX drops it
+ * for the epoch, and wakes the thread. */
 static void push(struct item *it, bool epoch)
 {
+	bool said;
+
 	pthread_mutex_lock(&mu);
-	if (it) {
+	said = dropping;
+	if (it && queued >= QUEUE_MAX) {
+		free(it);
+		epoch = dropping = true;
+	} else if (it) {
 		*tail = it;
 		tail = &it->next;
+		queued++;
 	}
 	epoch_due |= epoch;
+	said = said || !dropping; /* nothing to say */
 	pthread_cond_signal(&work);
 	pthread_mutex_unlock(&mu);
+	if (!said)
+		log_msg(LOG_WARNING,
+			"files/: %d notifications wait (the notifier waits for "
+			"a lock): the next are dropped, files/ sees their "
+			"changes within its cache's timeout",
+			QUEUE_MAX);
 }
 
 void finval_inode(fuse_ino_t ino, off_t off)
@@ -158,6 +179,8 @@ static struct item *take(bool *epoch)
 	list = head;
 	head = NULL;
 	tail = &head;
+	queued = 0;
+	dropping = false;
 	*epoch = epoch_due;
 	epoch_due = false;
 	busy = true;
@@ -169,10 +192,12 @@ static struct item *take(bool *epoch)
 static void put_back(struct item *list)
 {
 	struct item **end = &list;
+	size_t n = 0;
 
-	while (*end)
+	for (; *end; n++)
 		end = &(*end)->next;
 	pthread_mutex_lock(&mu);
+	queued += n;
 	*end = head;
 	if (!head)
 		tail = end;
@@ -227,25 +252,35 @@ int finval_start(struct fuse_session *se)
 	return rc;
 }
 
-void finval_pause(void)
+int finval_pause(void)
 {
 	int64_t end = now_ms() + PAUSE_WAIT_MS;
 	struct timespec until = { .tv_sec = end / 1000,
 				  .tv_nsec = end % 1000 * 1000000 };
+	int rc = 0;
 
 	if (!started)
-		return;
+		return 0;
 	pthread_mutex_lock(&mu);
 	/* what the loop read before is sent: the next program reads on
 	 * from the events after it */
 	while ((busy || head || epoch_due) &&
 	       pthread_cond_timedwait(&idle, &mu, &until) == 0)
 		;
-	atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
-	if (busy)
-		log_msg(LOG_WARNING, "files/: a notification is still being "
-				     "written as the upgrade begins");
+	/* still inside a notification: it waits for a lock that some
+	 * process holds while it waits itself (a listing of files/ copied
+	 * into a page of a FUSE file whose server does not answer); the
+	 * execve would wait for this thread, and every user for the execve */
+	if (busy) {
+		rc = -EBUSY;
+		log_msg(LOG_WARNING, "files/: a notification waits for a lock "
+				     "that another process holds: the upgrade "
+				     "is refused");
+	} else {
+		atomic_store(&pause_end, now_ms() + FINVAL_PAUSE_MS);
+	}
 	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
 unsigned long finval_sent(void)

@@ -29,9 +29,11 @@ void finval_all_entries(void);
  * notification queued is written, and sends none for FINVAL_PAUSE_MS (an
  * execve that failed: the thread goes on after it). An execve waits for
  * every thread to end, and a thread inside a notification that waits for
- * a lock would wait for the loop, which is in the execve. */
+ * a lock would wait for the loop, which is in the execve. Returns 0, or
+ * -EBUSY (and no pause) when the thread is still inside a notification
+ * at the end of that wait. */
 #define FINVAL_PAUSE_MS 10000
-void finval_pause(void);
+int finval_pause(void);
 /* Counts since the start (metrics, tests): notifications sent. */
 unsigned long finval_sent(void);
 

@@ -86,18 +86,22 @@ int files_init(const char *workspace)
 	return root_take(fd);
 }
 
-void files_save(struct state_w *w)
+int files_save(struct state_w *w)
 {
+	int rc = finval_pause(); /* the execve follows */
+
+	if (rc < 0)
+		return rc;
 	state_open(w, UPK_FILES);
 	state_put_u64(w, KF_GEN, fnode_gen);
 	state_put_str(w, KF_WORKSPACE, ws_path);
 	state_put_fd(w, KF_ROOT_FD, fnode_root.fd);
 	state_put_u64(w, KF_CACHED, fwatch_on);
 	state_put_fd(w, KF_WATCH_FD, fwatch_fd());
-	finval_pause(); /* the execve follows */
 	fnode_save(w);
 	fslot_save(w);
 	state_close(w);
+	return 0;
 }
 
 /* Makes the nodes and open files of o again; counts into n[0] those

@@ -220,9 +220,9 @@ static int save(struct state_w *w)
 	put_cwd(w);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
-	files_save(w); /* UPK_FILES */
-	/* not close-on-exec: the next program inherits it */
-	return to_memfd(w, "sessionfs-state", 0);
+	/* UPK_FILES, which pauses files/' notifier (EBUSY when it cannot);
+	 * the memfd is not close-on-exec: the next program inherits it */
+	return files_save(w) ?: to_memfd(w, "sessionfs-state", 0);
 }
 
 /* Runs the new program on the state (--check-state): 0 when it can read
