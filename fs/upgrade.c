@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "fam_ports.h"
 #include "files.h"
 #include "sessions/core/contain.h"
 #include "sessions/core/log.h"
@@ -221,6 +222,7 @@ static int save(struct state_w *w)
 	state_close(w);
 	fh_save_all(w, UPK_FH);
 	files_save(w); /* UPK_FILES */
+	fam_ports_save(w, UPK_PORTS);
 	/* not close-on-exec: the next program inherits it */
 	return to_memfd(w, "sessionfs-state", 0);
 }
@@ -521,6 +523,7 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 	lost = fh_restore_all(root, UPK_FH);
 	if (lost)
 		log_msg(LOG_WARNING, "upgrade: %u open files not kept", lost);
+	fam_ports_restore(root, UPK_PORTS);
 	rc = replay_init(se, &fs);
 	if (rc < 0)
 		return rc;

@@ -24,6 +24,8 @@ command -v tmux >/dev/null || packages+=(tmux)
 # Jupyter kernel (ipykernel through jupyter_client)
 packages+=(python3-matplotlib python3-pandas python3-ipykernel
 	python3-jupyter-client)
+# t79 waits for a port that OpenBSD's nc -l listens on
+packages+=(netcat-openbsd)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -4,6 +4,7 @@
 #include "fs/fam_ctx.h"
 #include "fs/fam_env.h"
 #include "fs/fam_health.h"
+#include "fs/fam_ports.h"
 #include "fs/fam_procs.h"
 #include "fs/fam_root.h"
 #include "fs/fam_session.h"
@@ -177,6 +178,7 @@ static const struct {
 	NUM(FT_CTXRUN, 61),	   NUM(FT_CODE, 62),	    NUM(FT_CTXRESULT, 63),
 	NUM(FT_CTXERROR, 64),	   NUM(FT_CTXJSON, 65),	    NUM(FT_CTXRESULTS, 66),
 	NUM(FT_CTXRES, 67),	   NUM(FT_CTXMAIN, 68),	    NUM(FT_CTXFMT, 69),
+	NUM(FT_PORTS, 100),	   NUM(FT_PROCPORTS, 101),
 };
 
 /* The row a number was given to above (NULL: none), the formats of a

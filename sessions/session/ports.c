@@ -1,0 +1,269 @@
+/*
+ * ports.c - the listening sockets of a group of processes, from /proc.
+ *
+ * A socket is known to a process as a descriptor linked to
+ * "socket:[INODE]" (/proc/PID/fd), and to its network namespace as a row
+ * of /proc/PID/net/tcp (tcp6, udp, udp6) with that inode, its local
+ * address, port and state. Each namespace's tables are read once, through
+ * one of its processes, so a process in a namespace of its own (unshare
+ * -n) is seen in its own. The daemon is root: it may read every
+ * process's descriptors, and none of these reads waits on the process
+ * (a stopped one is read alike).
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sessions/session/ports.h"
+
+#define TCP_LISTEN 0x0A
+#define UDP_UNCONNECTED 0x07 /* TCP_CLOSE: bound, not connected */
+
+/* A socket inode a process holds, in its network namespace. */
+struct held {
+	ino_t ns;
+	unsigned long ino;
+	pid_t pid;
+};
+
+struct helds {
+	struct held *v;
+	size_t n, cap;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, (*cap ? *cap * 2 : 16) * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = *cap ? *cap * 2 : 16;
+	return 0;
+}
+
+/* The socket descriptors of pid (a process gone meanwhile has none). */
+static int add_process(struct helds *h, pid_t pid)
+{
+	char path[64], link[64];
+	struct dirent *e;
+	unsigned long ino;
+	struct stat st;
+	int rc = 0;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (stat(path, &st) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	while (d && rc == 0 && (e = readdir(d))) {
+		n = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (sscanf(link, "socket:[%lu]", &ino) != 1)
+			continue;
+		rc = grow((void **)&h->v, &h->cap, h->n, sizeof(*h->v));
+		if (rc == 0)
+			h->v[h->n++] = (struct held){ st.st_ino, ino, pid };
+	}
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The lowest pid of namespace ns in h[from..to) holding inode ino, or 0. */
+static pid_t holder(const struct helds *h, size_t from, size_t to, ino_t ns,
+		    unsigned long ino)
+{
+	struct held key = { ns, ino, 0 };
+	size_t lo = from, hi = to;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_held(&h->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < to && h->v[lo].ino == ino ? h->v[lo].pid : 0;
+}
+
+/* A table's address in hex (the kernel prints each 32-bit word of it as
+ * the number its bytes make in this machine's order). */
+static bool parse_addr(const char *hex, bool v6, char *out, size_t cap)
+{
+	unsigned char bytes[16];
+	size_t words = v6 ? 4 : 1;
+	char w[9] = { 0 };
+
+	if (strlen(hex) != words * 8)
+		return false;
+	for (size_t i = 0; i < words; i++) {
+		uint32_t v;
+
+		memcpy(w, hex + i * 8, 8);
+		v = (uint32_t)strtoul(w, NULL, 16);
+		memcpy(bytes + i * 4, &v, 4);
+	}
+	return inet_ntop(v6 ? AF_INET6 : AF_INET, bytes, out,
+			 (socklen_t)cap) != NULL;
+}
+
+struct table {
+	const char *name; /* the file in /proc/PID/net, and the protocol */
+	bool v6;
+	unsigned state; /* the rows that count */
+};
+
+static const struct table tables[] = {
+	{ "tcp", false, TCP_LISTEN },
+	{ "tcp6", true, TCP_LISTEN },
+	{ "udp", false, UDP_UNCONNECTED },
+	{ "udp6", true, UDP_UNCONNECTED },
+};
+
+/* One row of table t: its socket into l when a process of ours (h's
+ * entries from..to, one namespace) holds it in the state that counts. */
+static int add_row(struct ports *l, const struct table *t, const char *row,
+		   const struct helds *h, size_t from, size_t to)
+{
+	unsigned port, state;
+	unsigned long ino;
+	struct ports_sock s = { .proto = t->name };
+	char hex[33];
+
+	if (sscanf(row, " %*u: %32[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu",
+		   hex, &port, &state, &ino) != 4 ||
+	    state != t->state || port == 0 || port > 65535)
+		return 0;
+	s.pid = holder(h, from, to, h->v[from].ns, ino);
+	if (!s.pid || !parse_addr(hex, t->v6, s.addr, sizeof(s.addr)))
+		return 0;
+	s.port = port;
+	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)) < 0)
+		return -ENOMEM;
+	l->v[l->n++] = s;
+	return 0;
+}
+
+/* The tables of the namespace of h's entries from..to. */
+static int read_ns(struct ports *l, const struct helds *h, size_t from,
+		   size_t to)
+{
+	char path[64], row[512];
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < sizeof(tables) / sizeof(*tables);
+	     i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s",
+			 (int)h->v[from].pid, tables[i].name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* no IPv6 in that kernel, or the process is gone */
+		if (!fgets(row, sizeof(row), f)) /* the heading */
+			row[0] = '\0';
+		while (rc == 0 && fgets(row, sizeof(row), f))
+			rc = add_row(l, &tables[i], row, h, from, to);
+		fclose(f);
+	}
+	return rc;
+}
+
+static int cmp_sock(const void *a, const void *b)
+{
+	const struct ports_sock *x = a, *y = b;
+	int c;
+
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	if ((c = strcmp(x->proto, y->proto)) != 0)
+		return c;
+	if ((c = strcmp(x->addr, y->addr)) != 0)
+		return c;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The sockets of h's processes, namespace by namespace. */
+static int read_all(struct ports *l, struct helds *h)
+{
+	size_t from = 0, to;
+	int rc = 0;
+
+	qsort(h->v, h->n, sizeof(*h->v), cmp_held);
+	while (rc == 0 && from < h->n) {
+		for (to = from + 1; to < h->n && h->v[to].ns == h->v[from].ns;
+		     to++)
+			;
+		rc = read_ns(l, h, from, to);
+		from = to;
+	}
+	return rc;
+}
+
+int ports_of(const struct contain *c, struct ports *l)
+{
+	struct contain_pids pids;
+	struct helds h = { 0 };
+	int rc = 0;
+
+	*l = (struct ports){ 0 };
+	contain_pids_tree(c, &pids);
+	for (int i = 0; rc == 0 && i < pids.n; i++)
+		rc = add_process(&h, pids.pid[i]);
+	if (rc == 0)
+		rc = read_all(l, &h);
+	if (rc < 0)
+		ports_free(l);
+	else
+		qsort(l->v, l->n, sizeof(*l->v), cmp_sock);
+	free(pids.pid);
+	free(h.v);
+	return rc;
+}
+
+bool ports_has(const struct ports *l, unsigned port)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].port == port)
+			return true;
+	return false;
+}
+
+void ports_format(const struct ports *l, struct strbuf *b)
+{
+	sb_add(b, "", 0);
+	for (size_t i = 0; i < l->n; i++)
+		sb_addf(b, "%s %s %u %d\n", l->v[i].proto, l->v[i].addr,
+			l->v[i].port, (int)l->v[i].pid);
+}
+
+void ports_free(struct ports *l)
+{
+	free(l->v);
+	*l = (struct ports){ 0 };
+}
