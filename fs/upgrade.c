@@ -89,28 +89,6 @@ void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
 		up.exe[n - 10] = '\0';
 }
 
-/* The bytes of w in a new memfd (flags as memfd_create's), sealed
- * against changes and read from its start: the descriptor, or -errno. */
-static int to_memfd(struct state_w *w, const char *name, unsigned flags)
-{
-	const void *p;
-	size_t len;
-	int fd, rc = state_w_bytes(w, &p, &len);
-
-	if (rc < 0)
-		return rc;
-	fd = memfd_create(name, flags | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0) {
-		rc = errno ? -errno : -EIO;
-		close(fd);
-		return rc;
-	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
-	return fd;
-}
-
 /* What the keeper hands a server started after a crash: the note (the
  * connection's INIT and where the runtime directory is) with
  * /dev/fuse and the runtime directory's descriptors. */
@@ -126,7 +104,7 @@ static void note_keeper(void)
 	state_put(&w, F_INIT, up.init, up.init_len);
 	state_close(&w);
 	sstate_save_dirs(&w);
-	fd = to_memfd(&w, "sessionfs-note", MFD_CLOEXEC);
+	fd = state_w_memfd(&w, "sessionfs-note", MFD_CLOEXEC);
 	if (fd < 0)
 		rc = fd;
 	fds[0] = fd;
@@ -224,7 +202,7 @@ static int save(struct state_w *w)
 	files_save(w); /* UPK_FILES */
 	fam_ports_save(w, UPK_PORTS);
 	/* not close-on-exec: the next program inherits it */
-	return to_memfd(w, "sessionfs-state", 0);
+	return state_w_memfd(w, "sessionfs-state", 0);
 }
 
 /* Runs the new program on the state (--check-state): 0 when it can read
