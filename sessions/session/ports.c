@@ -214,7 +214,8 @@ static int read_all(struct ports *l, struct helds *h)
 	size_t from = 0, to;
 	int rc = 0;
 
-	qsort(h->v, h->n, sizeof(*h->v), cmp_held);
+	if (h->n > 1) /* qsort takes no NULL, even for nothing */
+		qsort(h->v, h->n, sizeof(*h->v), cmp_held);
 	while (rc == 0 && from < h->n) {
 		for (to = from + 1; to < h->n && h->v[to].ns == h->v[from].ns;
 		     to++)
@@ -239,7 +240,7 @@ int ports_of(const struct contain *c, struct ports *l)
 		rc = read_all(l, &h);
 	if (rc < 0)
 		ports_free(l);
-	else
+	else if (l->n > 1)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_sock);
 	free(pids.pid);
 	free(h.v);
