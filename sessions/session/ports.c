@@ -169,27 +169,61 @@ static int add_row(struct ports *l, const struct table *t, const char *row,
 	return 0;
 }
 
+/* A row of a socket table is shorter than this (tcp6's are 178 bytes). */
+#define ROW_MAX 256
+#define SEQ_PAGE 4096
+
+/* A socket table, whole: NULL with *err 0 when it cannot be opened (no
+ * IPv6 in that kernel, or the process is gone), or -ENOMEM. Each read(2)
+ * of one walks the kernel's whole hash table again to where it left
+ * off, and gives at most a page of rows: a read that ends well short of
+ * a page ended at the table's end, so a small table costs one walk, not
+ * the two a read to EOF would (each one about a millisecond when the
+ * CPUs are busy). */
+static char *slurp(const char *path, int *err)
+{
+	char chunk[2 * SEQ_PAGE];
+	struct strbuf b = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len;
+	ssize_t n;
+	char *text;
+
+	*err = 0;
+	if (fd < 0)
+		return NULL;
+	do {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n > 0)
+			sb_add(&b, chunk, (size_t)n);
+	} while (n > SEQ_PAGE - ROW_MAX);
+	close(fd);
+	sb_add(&b, "", 0);
+	text = sb_take(&b, &len);
+	if (!text)
+		*err = -ENOMEM;
+	return text;
+}
+
 /* The tables of the namespace of h's entries from..to. */
 static int read_ns(struct ports *l, const struct helds *h, size_t from,
 		   size_t to)
 {
-	char path[64], row[512];
+	char path[64], *text, *row, *next;
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < sizeof(tables) / sizeof(*tables);
 	     i++) {
-		FILE *f;
-
 		snprintf(path, sizeof(path), "/proc/%d/net/%s",
 			 (int)h->v[from].pid, tables[i].name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* no IPv6 in that kernel, or the process is gone */
-		if (!fgets(row, sizeof(row), f)) /* the heading */
-			row[0] = '\0';
-		while (rc == 0 && fgets(row, sizeof(row), f))
+		text = slurp(path, &rc);
+		/* the first row is the heading, which no row's format fits */
+		for (row = text; rc == 0 && row && *row; row = next) {
+			next = strchr(row, '\n');
+			next = next ? next + 1 : row + strlen(row);
 			rc = add_row(l, &tables[i], row, h, from, to);
-		fclose(f);
+		}
+		free(text);
 	}
 	return rc;
 }
