@@ -128,7 +128,9 @@ static void on_tick(struct loop_timer *t)
 {
 	int64_t next = t->when + PORTS_TICK_MS, now;
 
+	ports_batch(true); /* the waiters of one namespace read it once */
 	park_wake_list(&waiters);
+	ports_batch(false);
 	now = loop_now_ms();
 	if (next <= now)
 		next = now + PORTS_TICK_MS;

@@ -67,6 +67,8 @@ static int add_process(struct helds *h, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	d = opendir(path);
 	while (d && rc == 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
 		n = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (n <= 0)
 			continue;
@@ -145,28 +147,44 @@ static const struct table tables[] = {
 	{ "udp6", true, UDP_UNCONNECTED },
 };
 
-/* One row of table t: its socket into l when a process of ours (h's
- * entries from..to, one namespace) holds it in the state that counts. */
-static int add_row(struct ports *l, const struct table *t, const char *row,
-		   const struct helds *h, size_t from, size_t to)
-{
-	unsigned port, state;
+/* A socket of a namespace's tables in the state that counts. */
+struct row {
+	const char *proto;
+	char addr[INET6_ADDRSTRLEN];
+	unsigned port;
 	unsigned long ino;
-	struct ports_sock s = { .proto = t->name };
+};
+
+/* The sockets that count of one network namespace. */
+struct nstab {
+	ino_t ns;
+	struct row *v;
+	size_t n, cap;
+};
+
+/* During a batch (ports_batch) the tables read, one per namespace, and
+ * the sockets found for each group of processes (its contain). */
+static bool batching;
+static struct nstab *batch;
+static size_t nbatch, batch_cap;
+static struct group {
+	const struct contain *c;
+	struct ports l;
+} *groups;
+static size_t ngroups, groups_cap;
+
+/* Line of table t, when it is a socket in the state that counts. */
+static bool parse_row(const struct table *t, const char *line, struct row *r)
+{
+	unsigned state;
 	char hex[33];
 
-	if (sscanf(row, " %*u: %32[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu",
-		   hex, &port, &state, &ino) != 4 ||
-	    state != t->state || port == 0 || port > 65535)
-		return 0;
-	s.pid = holder(h, from, to, h->v[from].ns, ino);
-	if (!s.pid || !parse_addr(hex, t->v6, s.addr, sizeof(s.addr)))
-		return 0;
-	s.port = port;
-	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)) < 0)
-		return -ENOMEM;
-	l->v[l->n++] = s;
-	return 0;
+	if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu",
+		   hex, &r->port, &state, &r->ino) != 4 ||
+	    state != t->state || r->port == 0 || r->port > 65535)
+		return false;
+	r->proto = t->name;
+	return parse_addr(hex, t->v6, r->addr, sizeof(r->addr));
 }
 
 /* A row of a socket table is shorter than this (tcp6's are 178 bytes). */
@@ -205,27 +223,88 @@ static char *slurp(const char *path, int *err)
 	return text;
 }
 
-/* The tables of the namespace of h's entries from..to. */
-static int read_ns(struct ports *l, const struct helds *h, size_t from,
-		   size_t to)
+/* The sockets that count of pid's namespace ns, from its tables. */
+static int load_ns(pid_t pid, ino_t ns, struct nstab *tab)
 {
-	char path[64], *text, *row, *next;
+	char path[64], *text, *line, *next;
 	int rc = 0;
 
+	*tab = (struct nstab){ .ns = ns };
 	for (size_t i = 0; rc == 0 && i < sizeof(tables) / sizeof(*tables);
 	     i++) {
-		snprintf(path, sizeof(path), "/proc/%d/net/%s",
-			 (int)h->v[from].pid, tables[i].name);
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid,
+			 tables[i].name);
 		text = slurp(path, &rc);
-		/* the first row is the heading, which no row's format fits */
-		for (row = text; rc == 0 && row && *row; row = next) {
-			next = strchr(row, '\n');
-			next = next ? next + 1 : row + strlen(row);
-			rc = add_row(l, &tables[i], row, h, from, to);
+		/* the first line is the heading, which no row's format fits */
+		for (line = text; rc == 0 && line && *line; line = next) {
+			next = strchr(line, '\n');
+			next = next ? next + 1 : line + strlen(line);
+			if (grow((void **)&tab->v, &tab->cap, tab->n,
+				 sizeof(*tab->v)) < 0)
+				rc = -ENOMEM;
+			else if (parse_row(&tables[i], line, &tab->v[tab->n]))
+				tab->n++;
 		}
 		free(text);
 	}
 	return rc;
+}
+
+/* The tables of namespace ns (through pid): the batch's, read once in
+ * it, or *own, read now. NULL on ENOMEM. */
+static const struct nstab *tables_of(pid_t pid, ino_t ns, struct nstab *own)
+{
+	for (size_t i = 0; batching && i < nbatch; i++)
+		if (batch[i].ns == ns)
+			return &batch[i];
+	if (load_ns(pid, ns, own) < 0)
+		return NULL; /* the caller frees own */
+	if (!batching ||
+	    grow((void **)&batch, &batch_cap, nbatch, sizeof(*batch)) < 0)
+		return own;
+	batch[nbatch] = *own;
+	*own = (struct nstab){ 0 };
+	return &batch[nbatch++];
+}
+
+/* The sockets of h's entries from..to (one namespace) into l. */
+static int read_ns(struct ports *l, const struct helds *h, size_t from,
+		   size_t to)
+{
+	struct nstab own = { 0 };
+	const struct nstab *tab =
+		tables_of(h->v[from].pid, h->v[from].ns, &own);
+	int rc = tab ? 0 : -ENOMEM;
+
+	for (size_t i = 0; rc == 0 && i < tab->n; i++) {
+		const struct row *r = &tab->v[i];
+		struct ports_sock s = { .proto = r->proto, .port = r->port };
+
+		s.pid = holder(h, from, to, h->v[from].ns, r->ino);
+		if (!s.pid)
+			continue;
+		memcpy(s.addr, r->addr, sizeof(s.addr));
+		rc = grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v));
+		if (rc == 0)
+			l->v[l->n++] = s;
+	}
+	free(own.v);
+	return rc;
+}
+
+void ports_batch(bool on)
+{
+	for (size_t i = 0; i < nbatch; i++)
+		free(batch[i].v);
+	free(batch);
+	batch = NULL;
+	nbatch = batch_cap = 0;
+	for (size_t i = 0; i < ngroups; i++)
+		ports_free(&groups[i].l);
+	free(groups);
+	groups = NULL;
+	ngroups = groups_cap = 0;
+	batching = on;
 }
 
 static int cmp_sock(const void *a, const void *b)
@@ -260,7 +339,8 @@ static int read_all(struct ports *l, struct helds *h)
 	return rc;
 }
 
-int ports_of(const struct contain *c, struct ports *l)
+/* The sockets of c's processes, read now. */
+static int read_group(const struct contain *c, struct ports *l)
 {
 	struct contain_pids pids;
 	struct helds h = { 0 };
@@ -279,6 +359,36 @@ int ports_of(const struct contain *c, struct ports *l)
 	free(pids.pid);
 	free(h.v);
 	return rc;
+}
+
+/* A copy of l into *to (-ENOMEM: to is empty). */
+static int copy(const struct ports *l, struct ports *to)
+{
+	*to = (struct ports){ 0 };
+	if (l->n == 0)
+		return 0;
+	to->v = malloc(l->n * sizeof(*l->v));
+	if (!to->v)
+		return -ENOMEM;
+	memcpy(to->v, l->v, l->n * sizeof(*l->v));
+	to->n = to->cap = l->n;
+	return 0;
+}
+
+int ports_of(const struct contain *c, struct ports *l)
+{
+	int rc;
+
+	for (size_t i = 0; batching && i < ngroups; i++)
+		if (groups[i].c == c)
+			return copy(&groups[i].l, l);
+	rc = read_group(c, l);
+	if (rc < 0 || !batching ||
+	    grow((void **)&groups, &groups_cap, ngroups, sizeof(*groups)) < 0 ||
+	    copy(l, &groups[ngroups].l) < 0)
+		return rc;
+	groups[ngroups++].c = c;
+	return 0;
 }
 
 bool ports_has(const struct ports *l, unsigned port)

@@ -29,6 +29,11 @@ struct ports {
 /* The sockets of the processes of c and of the cgroups below it, sorted
  * by port, protocol, address. Returns 0 or -ENOMEM (l is then empty). */
 int ports_of(const struct contain *c, struct ports *l);
+/* Begins (on) or ends a batch of ports_of calls that share what they
+ * read, as the looks of one moment may: each group's sockets, and each
+ * network namespace's socket tables (the costly part: each read walks
+ * the kernel's hash tables). */
+void ports_batch(bool on);
 /* Whether a socket of l has that port. */
 bool ports_has(const struct ports *l, unsigned port);
 /* l as lines "PROTO ADDRESS PORT PID\n". */
