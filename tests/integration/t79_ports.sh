@@ -47,6 +47,17 @@ start_proc() {
 	sfs_mkdir "$S/procs/$1" && sfs_write "$S/procs/$1/cmd" "$2"$'\n' 10
 }
 
+# blocked PID: PID (a `timeout` of a reader) or a child of it waits for
+# the answer of a request to FUSE (request_wait_answer; older kernels
+# name a fuse_ function)
+blocked() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		grep -qE 'fuse|request_wait_answer' "/proc/$p/wchan" 2>/dev/null && return 0
+	done
+	return 1
+}
+
 # has_line FILE LINE: FILE (of the mount) has LINE as one of its lines
 has_line() { timeout 5 cat "$1" 2>/dev/null | grep -qxF -- "$2"; }
 
@@ -71,7 +82,7 @@ check "write '$NC_PORT 20000' to ports" sfs_write "$S/ports" "$NC_PORT 20000"$'\
 timeout -k 2 30 cat "$S/ports" >"$SFS_TMP/nc.ports" 2>"$SFS_TMP/nc.err" &
 WAITER=$!
 SFS_BG_PIDS+=("$WAITER")
-sfs_until 10 grep -q fuse "/proc/$WAITER/wchan" 2>/dev/null
+sfs_until 10 blocked "$WAITER"
 sleep 0.5 # the read waits by now; the point is that it answers later
 assert_true "the read waits while nothing listens on $NC_PORT" "cat ended" sfs_alive "$WAITER"
 t0=$(now_ms)
@@ -89,6 +100,27 @@ assert_true "its answer lists the other listeners too" "$(sfs_show "$SFS_TMP/nc.
 assert_file_eq "$S/ports" "$(cat "$SFS_TMP/nc.ports")"$'\n' \
 	"the wait was taken by that open: the next read lists at once"
 
+# ------------- 3b. eight reads waiting at once for one port (one look each
+# tick reads the session's processes and the tables for all of them)
+MANY_PORT=$(free_port)
+MANY=()
+for i in 1 2 3 4 5 6 7 8; do
+	sfs_write "$S/ports" "$MANY_PORT 20000"$'\n'
+	timeout -k 2 30 cat "$S/ports" >"$SFS_TMP/many.$i" 2>&1 &
+	MANY+=("$!")
+	SFS_BG_PIDS+=("$!")
+	# its open took the wait before the next write replaces it
+	sfs_until 10 blocked "$!"
+done
+check "procs/many runs nc -l" start_proc many "exec nc -l 127.0.0.1 $MANY_PORT"
+MANY_PID=$(timeout 5 cat "$S/procs/many/pid")
+answered=0
+for i in 1 2 3 4 5 6 7 8; do
+	wait "${MANY[$((i - 1))]}" && grep -qxF "tcp 127.0.0.1 $MANY_PORT $MANY_PID" "$SFS_TMP/many.$i" &&
+		answered=$((answered + 1))
+done
+assert_eq 8 "$answered" "eight reads waiting for one port all answer with its line"
+
 # ----------------------------------------------------------- 4. udp
 check "procs/udp binds a udp socket" start_proc udp \
 	"exec python3 -u -c 'import socket, sys, time; u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((\"0.0.0.0\", 0)); print(u.getsockname()[1]); time.sleep(300)' t79-ports-$$"
@@ -100,7 +132,7 @@ assert_file_eq "$S/procs/udp/ports" "udp 0.0.0.0 $UDP_PORT $UDP_PID"$'\n' \
 
 # ------------------------------------------- 5. procs/NAME vs the session
 want=$(printf '%s\n' "tcp 127.0.0.1 $WEB_PORT $WEB_PID" "tcp 127.0.0.1 $NC_PORT $NC_PID" \
-	"udp 0.0.0.0 $UDP_PORT $UDP_PID" | sort -k3n -k1,1)
+	"tcp 127.0.0.1 $MANY_PORT $MANY_PID" "udp 0.0.0.0 $UDP_PORT $UDP_PID" | sort -k3n -k1,1)
 got=$(timeout 5 cat "$S/ports" | sort -k3n -k1,1)
 assert_eq "$want" "$got" "the session's ports: every process's sockets, and only them"
 assert_eq "tcp 127.0.0.1 $NC_PORT $NC_PID" "$(timeout 5 cat "$S/procs/nc/ports")" \
@@ -187,7 +219,7 @@ except KeyboardInterrupt:
 ' "$S/ports" >"$SFS_TMP/intr.out" 2>&1 {SFS_OUT}>&- {SFS_ERR}>&- &
 CP=$!
 SFS_BG_PIDS+=("$CP")
-sfs_until 10 grep -q fuse "/proc/$CP/wchan" 2>/dev/null
+sfs_until 10 blocked "$CP"
 sleep 0.2 # parked by now, or soon; the point is that it returns
 t0=$(now_ms)
 kill -INT "$CP"
@@ -214,7 +246,7 @@ check "write '$UP1 60000'" sfs_write "$S/ports" "$UP1 60000"$'\n'
 timeout -k 2 90 cat "$S/ports" >"$SFS_TMP/up1" 2>"$SFS_TMP/up1.err" &
 PARKED=$!
 SFS_BG_PIDS+=("$PARKED")
-sfs_until 10 grep -q fuse "/proc/$PARKED/wchan" 2>/dev/null
+sfs_until 10 blocked "$PARKED"
 UP2=$(free_port)
 while [ "$UP2" = "$UP1" ]; do UP2=$(free_port); done
 check "write '$UP2 60000', not opened yet" sfs_write "$S/ports" "$UP2 60000"$'\n'
@@ -229,7 +261,7 @@ assert_true "the read parked across the upgrade answers ($(cat "$SFS_TMP/up1.err
 timeout -k 2 60 cat "$S/ports" >"$SFS_TMP/up2" 2>"$SFS_TMP/up2.err" &
 W2=$!
 SFS_BG_PIDS+=("$W2")
-sfs_until 10 grep -q fuse "/proc/$W2/wchan" 2>/dev/null
+sfs_until 10 blocked "$W2"
 check "procs/up2 listens on $UP2" start_proc up2 "exec nc -l 127.0.0.1 $UP2"
 wait "$W2"
 assert_true "a wait written before the upgrade is taken by an open after it" \
