@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include "fam.h"
+#include "fam_ports.h"
 #include "fam_procs.h"
 #include "fam_run.h"
 #include "sessions/core/ctl.h"
@@ -124,6 +125,8 @@ static const struct fent proc_tab[] = {
 	  "write its input" },
 	{ "ctl", FT_PROCCTL, FENT_WO, &ctl_ops, 0, HOME_DIR,
 	  "write kill [SIGNAL], SIGNAL or eof" },
+	{ "ports", FT_PROCPORTS, FENT_RW, &fam_ports_ops, 0, HOME_DIR,
+	  "the sockets its processes listen on, as the session's ports" },
 	{ 0 },
 };
 

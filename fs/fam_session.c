@@ -8,6 +8,7 @@
 #include "fam.h"
 #include "fam_ctx.h"
 #include "fam_env.h"
+#include "fam_ports.h"
 #include "fam_procs.h"
 #include "fam_run.h"
 #include "fam_session.h"
@@ -81,6 +82,9 @@ static const struct fent session_tab[] = {
 	  "code interpreter contexts (python, javascript)" },
 	{ "procs", FT_PROCS, FENT_DIR, &fam_procs_ops, 0, HOME_DIR,
 	  "background processes" },
+	{ "ports", FT_PORTS, FENT_RW, &fam_ports_ops, 0, HOME_DIR,
+	  "PROTO ADDRESS PORT PID of each socket its processes listen on; "
+	  "write PORT [TIMEOUT_MS]: the next open's reads wait for it" },
 	{ "tty", FT_TTY, FENT_DIR, &fam_tty_ops, 0, HOME_DIR,
 	  "the session's terminal: an interactive bash on a PTY" },
 	{ 0 },

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "conf/conf.h"
 #include "fam.h"
+#include "fam_ports.h"
 #include "files.h"
 #include "sessions/core/contain.h"
 #include "sessions/core/log.h"
@@ -88,28 +89,6 @@ void upgrade_setup(struct fuse_session *se, char **argv, const char *mnt)
 		up.exe[n - 10] = '\0';
 }
 
-/* The bytes of w in a new memfd (flags as memfd_create's), sealed
- * against changes and read from its start: the descriptor, or -errno. */
-static int to_memfd(struct state_w *w, const char *name, unsigned flags)
-{
-	const void *p;
-	size_t len;
-	int fd, rc = state_w_bytes(w, &p, &len);
-
-	if (rc < 0)
-		return rc;
-	fd = memfd_create(name, flags | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0) {
-		rc = errno ? -errno : -EIO;
-		close(fd);
-		return rc;
-	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
-	return fd;
-}
-
 /* What the keeper hands a server started after a crash: the note (the
  * connection's INIT and where the runtime directory is) with
  * /dev/fuse and the runtime directory's descriptors. */
@@ -125,7 +104,7 @@ static void note_keeper(void)
 	state_put(&w, F_INIT, up.init, up.init_len);
 	state_close(&w);
 	sstate_save_dirs(&w);
-	fd = to_memfd(&w, "sessionfs-note", MFD_CLOEXEC);
+	fd = state_w_memfd(&w, "sessionfs-note", MFD_CLOEXEC);
 	if (fd < 0)
 		rc = fd;
 	fds[0] = fd;
@@ -200,6 +179,8 @@ static void go_back(const struct state_r *fs)
 /* The whole state, in a memfd that the next program inherits. */
 static int save(struct state_w *w)
 {
+	int rc;
+
 	state_w_init(w);
 	sstate_save(w); /* UPK_LAYER */
 	state_open(w, UPK_FS);
@@ -220,9 +201,13 @@ static int save(struct state_w *w)
 	put_cwd(w);
 	state_close(w);
 	fh_save_all(w, UPK_FH);
-	/* UPK_FILES, which pauses files/' notifier (EBUSY when it cannot);
-	 * the memfd is not close-on-exec: the next program inherits it */
-	return files_save(w) ?: to_memfd(w, "sessionfs-state", 0);
+	/* UPK_FILES, which pauses files/' notifier (EBUSY when it cannot) */
+	rc = files_save(w);
+	if (rc < 0)
+		return rc;
+	fam_ports_save(w, UPK_PORTS);
+	/* not close-on-exec: the next program inherits it */
+	return state_w_memfd(w, "sessionfs-state", 0);
 }
 
 /* Runs the new program on the state (--check-state): 0 when it can read
@@ -521,6 +506,7 @@ int upgrade_finish(struct fuse_session *se, const struct state_r *root)
 	lost = fh_restore_all(root, UPK_FH);
 	if (lost)
 		log_msg(LOG_WARNING, "upgrade: %u open files not kept", lost);
+	fam_ports_restore(root, UPK_PORTS);
 	rc = replay_init(se, &fs);
 	if (rc < 0)
 		return rc;

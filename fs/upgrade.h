@@ -68,6 +68,6 @@ const char *upgrade_cwd(void);
 unsigned long upgrade_count(void);
 
 /* Root-level keys of the state. */
-enum { UPK_LAYER = 1, UPK_FS, UPK_FH, UPK_FILES };
+enum { UPK_LAYER = 1, UPK_FS, UPK_FH, UPK_FILES, UPK_PORTS };
 
 #endif

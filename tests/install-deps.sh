@@ -30,6 +30,8 @@ packages+=(python3-matplotlib python3-pandas python3-ipykernel
 # autoconf and automake and run by perl's prove; passthrough_hp is C++;
 # bench/files clones with git
 packages+=(autoconf automake g++ perl git)
+# t79 waits for a port that OpenBSD's nc -l listens on
+packages+=(netcat-openbsd)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -440,6 +440,44 @@ int contain_pids(const struct contain *c, pid_t except, struct contain_pids *l)
 	return l->n;
 }
 
+/* The processes of cgroup dfd and of the cgroups below it, to depth
+ * levels down (a session's procs, terminal and contexts are its child
+ * cgroups, and a program may make more). */
+static void tree_each(int dfd, int depth, const struct each *how)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), sub;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	cgroup_each(dfd, 0, how);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (depth > 0 && (e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    (sub = openat(dfd, e->d_name,
+				  O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+			tree_each(sub, depth - 1, how);
+			close(sub);
+		}
+	closedir(d);
+}
+
+int contain_pids_tree(const struct contain *c, struct contain_pids *l)
+{
+	struct each how = { collect, l };
+	int dfd = cg_open(c);
+
+	*l = (struct contain_pids){ 0 };
+	if (dfd < 0)
+		return contain_pids(c, 0, l);
+	tree_each(dfd, 8, &how);
+	cg_done(c, dfd);
+	return l->n;
+}
+
 void contain_kill(const struct contain *c)
 {
 	int dfd = cg_open(c);

@@ -61,6 +61,9 @@ struct contain_pids {
 };
 /* Lists every process of c but `except` into *l. Returns how many. */
 int contain_pids(const struct contain *c, pid_t except, struct contain_pids *l);
+/* Lists the processes of c and of the cgroups made below it (without
+ * cgroups: those of c). Returns how many. */
+int contain_pids_tree(const struct contain *c, struct contain_pids *l);
 /* SIGKILL to every process of c. */
 void contain_kill(const struct contain *c);
 /* True when no process of c is left. */

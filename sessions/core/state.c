@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "sessions/core/state.h"
 
 #define HDR_LEN	 16 /* "SFSSTATE", version, zero */
@@ -299,4 +301,26 @@ void state_touch(void)
 unsigned long state_generation(void)
 {
 	return generation;
+}
+
+/* A memfd of the state: what an upgrade hands the next program, and the
+ * keeper's note. */
+int state_w_memfd(struct state_w *w, const char *name, unsigned flags)
+{
+	const void *p;
+	size_t len;
+	int fd, rc = state_w_bytes(w, &p, &len);
+
+	if (rc < 0)
+		return rc;
+	fd = memfd_create(name, flags | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, p, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0) {
+		rc = errno ? -errno : -EIO;
+		close(fd);
+		return rc;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK);
+	return fd;
 }

@@ -67,6 +67,9 @@ void state_put_fd(struct state_w *w, uint16_t key, int fd);
 void state_w_keep_fds(struct state_w *w, bool keep);
 /* The bytes written: 0 and *p, *len, or the sticky error. */
 int state_w_bytes(struct state_w *w, const void **p, size_t *len);
+/* The bytes of w in a new memfd (flags as memfd_create's), sealed
+ * against changes and read from its start: the descriptor, or -errno. */
+int state_w_memfd(struct state_w *w, const char *name, unsigned flags);
 
 /* Checks the header and every item's bounds; root gets the top object.
  * Returns 0, -EPROTO for another version, or -EINVAL. */

@@ -10,7 +10,8 @@
 # 1 s idle, against a spawn, pexpect and a bash on pipes), sessions_1000
 # (making 1000 sessions, their memory, the tree with a reader blocked on
 # each) stream_latency (a printed byte reaching a reader of stream, against
-# a pipe), contexts (code contexts: a round trip against a Jupyter
+# a pipe), ports (a listen() to the answer of a read of ports that waits
+# for it, against a connect() every 10 ms, and the wait's CPU), contexts (code contexts: a round trip against a Jupyter
 # kernel, a matplotlib plot against savefig, their idle memory) and tty
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
 # its echo, against script(1) and a PTY of its own) and ready (tty/ready
@@ -47,7 +48,7 @@
 # THROUGHPUT_PAR_MIB (its second part: that many sessions printing that
 # much each, against one printing their sum; 8 and 256), PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
-# daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE,
+# daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE, PORTS_N,
 # PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE, READY_N and
 # TTY_FEED_MIB, HOSTILE_S, FILES_ROUNDS, FILES_DD_MIB, FILES_COHERENCE_N,
@@ -65,7 +66,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency peers contexts tty ready tty_feed hostile files crash upgrade coherence"
+all+=" stream_latency ports peers contexts tty ready tty_feed hostile files crash upgrade coherence"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -212,6 +213,7 @@ fi
 bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
+bench ports 300 python3 -Bu "$here/ports.py" "$mnt" "$pid"
 # contexts wants a python3 with matplotlib and jupyter_client (Debian's,
 # when the one on PATH has not)
 ctxpy=python3

@@ -4,6 +4,7 @@
 #include "fs/fam_ctx.h"
 #include "fs/fam_env.h"
 #include "fs/fam_health.h"
+#include "fs/fam_ports.h"
 #include "fs/fam_procs.h"
 #include "fs/fam_root.h"
 #include "fs/fam_session.h"
@@ -179,6 +180,7 @@ static const struct {
 	NUM(FT_CTXRES, 67),	   NUM(FT_CTXMAIN, 68),	    NUM(FT_CTXFMT, 69),
 	NUM(FT_EXPECT, 100),
 	NUM(FT_TTYREADY, 110),
+	NUM(FT_PORTS, 102),	   NUM(FT_PROCPORTS, 103),
 };
 
 /* The row a number was given to above (NULL: none), the formats of a
