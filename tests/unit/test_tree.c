@@ -9,6 +9,7 @@
 #include "fs/fam_session.h"
 #include "fs/fam_sessions.h"
 #include "fs/fam_tty.h"
+#include "fs/fam_watch.h"
 #include "fs/files.h"
 #include "fs/tree.h"
 #include "sessions/core/objs.h"
@@ -177,7 +178,8 @@ static const struct {
 	NUM(FT_CTXRUN, 61),	   NUM(FT_CODE, 62),	    NUM(FT_CTXRESULT, 63),
 	NUM(FT_CTXERROR, 64),	   NUM(FT_CTXJSON, 65),	    NUM(FT_CTXRESULTS, 66),
 	NUM(FT_CTXRES, 67),	   NUM(FT_CTXMAIN, 68),	    NUM(FT_CTXFMT, 69),
-	NUM(FT_EXPECT, 100),
+	NUM(FT_EXPECT, 100),	   NUM(FT_WATCHES, 210),    NUM(FT_WATCH, 211),
+	NUM(FT_WSPEC, 212),	   NUM(FT_WEVENTS, 213),    NUM(FT_WERROR, 214),
 };
 
 /* The row a number was given to above (NULL: none), the formats of a
