@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sessions/core/log.h"
+#include "sessions/core/state.h"
 #include "fam.h"
 #include "fam_watch.h"
 #include "files_watch.h"
@@ -29,35 +30,42 @@ static struct watch *fh_watch(const struct fh *fh)
 	return fh->priv ? watch_get(*(const uint64_t *)fh->priv) : NULL;
 }
 
-static int keep_watch(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+#define K_WID 1 /* the watch's id, in an open file's priv object */
+
+static void id_save(const void *priv, struct state_w *w)
+{
+	state_put_u64(w, K_WID, *(const uint64_t *)priv);
+}
+
+/* An open file of a watch holds its id (the watch may end first). */
+static int hold_id(struct fh *fh, uint64_t wid)
 {
 	uint64_t *id = malloc(sizeof(*id));
 
-	(void)fi;
 	if (!id)
 		return -ENOMEM;
-	*id = watch_of(n)->id;
+	*id = wid;
 	fh->priv = id;
 	fh->priv_free = free;
+	fh->priv_save = id_save;
 	return 0;
+}
+
+static int keep_watch(struct fh *fh, struct node *n, struct fuse_file_info *fi)
+{
+	(void)fi;
+	return hold_id(fh, watch_of(n)->id);
+}
+
+/* An upgrade in place: the id again (its watch is restored with it). */
+static int id_restore(struct fh *fh, const struct state_r *o)
+{
+	return hold_id(fh, state_get_u64(o, K_WID, 0));
 }
 
 static char *spec_text(const struct node *n, size_t *len)
 {
-	const struct wspec *s = &watch_of(n)->spec;
-	struct strbuf b = { 0 };
-
-	sb_addf(&b, "path %s\nrecursive %d\nevents", *s->path ? s->path : ".",
-		s->recursive);
-	for (unsigned k = 1; k & WEV_ALL; k <<= 1)
-		if (s->events & k)
-			sb_addf(&b, " %s", wspec_kind_name(k));
-	sb_add(&b, "\n", 1);
-	for (size_t i = 0; i < s->ninc; i++)
-		sb_addf(&b, "include %s\n", s->inc[i]);
-	for (size_t i = 0; i < s->nexc; i++)
-		sb_addf(&b, "exclude %s\n", s->exc[i]);
-	return sb_take(&b, len);
+	return wspec_text(&watch_of(n)->spec, len);
 }
 
 /* Applies what was written up to its last newline (all of it when
@@ -119,7 +127,8 @@ static const struct fops spec_ops = { .text = spec_text,
 				      .open = keep_watch,
 				      .write = spec_write,
 				      .flush = spec_flush,
-				      .truncate = spec_truncate };
+				      .truncate = spec_truncate,
+				      .priv_restore = id_restore };
 
 static off_t events_size(const struct node *n)
 {
@@ -172,7 +181,8 @@ static const struct fops events_ops = { .size = events_size,
 					.open = keep_watch,
 					.read = events_read,
 					.readable = events_readable,
-					.waiters = events_waiters };
+					.waiters = events_waiters,
+					.priv_restore = id_restore };
 
 static char *error_text(const struct node *n, size_t *len)
 {

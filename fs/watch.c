@@ -58,14 +58,19 @@ int watch_root_fd(void)
 	return root_fd >= 0 ? root_fd : fnode_root.fd >= 0 ? -errno : -ENOENT;
 }
 
-/* The spools' directory, made afresh by the first watch of this
- * program (one an upgrade left behind holds nothing anybody reads). */
-static int spools(void)
+/* The spools' directory: made afresh by the first watch of this program
+ * (one a crash left behind holds nothing anybody reads), the one handed
+ * over by an upgrade (reopen). */
+int watch_spools(bool reopen)
 {
 	char path[4096];
 
 	if (spool_dir >= 0)
 		return spool_dir;
+	if (reopen) {
+		spool_dir = rtdir_reopen("watches", path, sizeof(path));
+		return spool_dir;
+	}
 	rtdir_remove("watches");
 	spool_dir = rtdir_make("watches", path, sizeof(path));
 	return spool_dir;
@@ -85,7 +90,7 @@ static int quota(uid_t uid)
 static int open_spool(struct watch *w)
 {
 	char name[32];
-	int dir = spools();
+	int dir = watch_spools(false);
 
 	if (dir < 0)
 		return dir;
@@ -94,7 +99,7 @@ static int open_spool(struct watch *w)
 	return w->fd < 0 ? -errno : 0;
 }
 
-static void free_watch(struct watch *w)
+void watch_free(struct watch *w)
 {
 	char name[32];
 
@@ -104,7 +109,7 @@ static void free_watch(struct watch *w)
 			 (unsigned long long)w->id);
 		unlinkat(spool_dir, name, 0);
 	}
-	if (w->id)
+	if (w->id && watch_get(w->id) == w)
 		objs_del(w->id);
 	wspec_free(&w->spec);
 	free(w->error);
@@ -137,13 +142,18 @@ int watch_new(const char *name, uid_t uid, gid_t gid, const gid_t *groups,
 	if (rc == 0)
 		rc = open_spool(w);
 	if (rc < 0) {
-		free_watch(w);
+		watch_free(w);
 		return rc;
 	}
-	list_add_tail(&watches, &w->link);
-	watch_count++;
+	watch_link(w);
 	*out = w;
 	return 0;
+}
+
+void watch_link(struct watch *w)
+{
+	list_add_tail(&watches, &w->link);
+	watch_count++;
 }
 
 void watch_del(struct watch *w)
@@ -151,9 +161,8 @@ void watch_del(struct watch *w)
 	list_del(&w->link);
 	watch_count--;
 	objs_del(w->id);
-	w->id = 0;
 	park_wake_list(&w->waiters); /* they find no watch: the end */
-	free_watch(w);
+	watch_free(w);
 	if (!watch_count)
 		watch_paths_drop();
 }

@@ -90,4 +90,18 @@ void watch_on_event(const struct fanotify_event_metadata *m, const char *ev);
 /* Forgets the paths of directories (fs/watch_ev.c). */
 void watch_paths_drop(void);
 
+/* An upgrade in place: one object of key WATCH_STATE_KEY per watch (its
+ * spool's descriptor with it) into the object open in w (files/'). The
+ * restore makes the watch of o again with its id: 1, or -errno. */
+#define WATCH_STATE_KEY 0x12
+struct state_w;
+struct state_r;
+void watch_save(struct state_w *w);
+int watch_restore(const struct state_r *o);
+/* For fs/watch_state.c: the spools' directory (reopen: the one handed
+ * over), a watch made joins the list, one not made is freed. */
+int watch_spools(bool reopen);
+void watch_link(struct watch *w);
+void watch_free(struct watch *w);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "strbuf.h"
 #include "wspec.h"
 
 static const char *const kinds[] = { "create", "modify",     "delete",
@@ -81,6 +82,11 @@ static int norm_path(char *p, char *why, size_t whylen)
 		in += *in == '/';
 	}
 	*out = '\0';
+	/* "./ x" or "x /.": a blank the line's own trim would not keep */
+	if (out > p && (strchr(" \t\r", *p) || strchr(" \t\r", out[-1]))) {
+		snprintf(why, whylen, "path: begins or ends with a blank");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -263,4 +269,21 @@ bool wspec_takes(const struct wspec *s, const char *rel)
 	if (s->ninc && !matches(s->inc, sub))
 		return false;
 	return !matches(s->exc, sub);
+}
+
+char *wspec_text(const struct wspec *s, size_t *len)
+{
+	struct strbuf b = { 0 };
+
+	sb_addf(&b, "path %s\nrecursive %d\nevents", *s->path ? s->path : ".",
+		s->recursive);
+	for (unsigned k = 1; k & WEV_ALL; k <<= 1)
+		if (s->events & k)
+			sb_addf(&b, " %s", wspec_kind_name(k));
+	sb_add(&b, "\n", 1);
+	for (size_t i = 0; i < s->ninc; i++)
+		sb_addf(&b, "include %s\n", s->inc[i]);
+	for (size_t i = 0; i < s->nexc; i++)
+		sb_addf(&b, "exclude %s\n", s->exc[i]);
+	return sb_take(&b, len);
 }

@@ -42,6 +42,9 @@ int wspec_default(struct wspec *s);
 int wspec_parse(const char *buf, size_t len, struct wspec *s, char *why,
 		size_t whylen);
 void wspec_free(struct wspec *s);
+/* s as lines that parse to s again (what spec reads back, and what an
+ * upgrade hands over): malloc'd, or NULL on ENOMEM. */
+char *wspec_text(const struct wspec *s, size_t *len);
 /* The kind named (a WEV_ bit), or 0. */
 unsigned wspec_kind(const char *name, size_t len);
 const char *wspec_kind_name(unsigned kind);
