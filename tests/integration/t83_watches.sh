@@ -10,7 +10,9 @@
 # move within the tree, one out of it (delete) and one into it (create);
 # include and exclude; recursive 0; a read at an offset after more
 # events; O_NONBLOCK (EAGAIN) and poll(2); SIGINT of a blocked reader;
-# rmdir ends a blocked reader with the end of the file; another user
+# rmdir ends a blocked reader with the end of the file; an upgrade in
+# place keeps a watch, its spec, its events and a reader blocked on it;
+# another user
 # (allow_other) neither lists nor opens root's watch, and her own watch
 # has nothing of a 0700 directory of root's but what she may read.
 # shellcheck disable=SC2016
@@ -271,6 +273,29 @@ sleep 0.3
 check "rmdir watches/c" rmdir "$W/c"
 sfs_until 10 bash -c '! kill -0 '"$RP"' 2>/dev/null'
 assert_eq eof "$(grep -v waiting "$SFS_TMP/rm.out")" "rmdir: a blocked reader gets the end of the file"
+
+# ------------------------------------------------------------ upgrade in place
+check "mkdir watches/up" sfs_mkdir "$W/up"
+check "spec of watches/up" sfs_write "$W/up/spec" $'path sub\nexclude *.tmp\n'
+echo 1 >"$WS/sub/pre_upgrade"
+seen "watches/up: its first event" "$W/up" 0 close_write:sub/pre_upgrade
+N=$(size_of "$W/up/events")
+python3 "$SFS_TMP/wev.py" wait "$W/up/events" "$N" 40 create:sub/post_upgrade >"$SFS_TMP/up.out" 2>&1 &
+UP=$!
+SFS_BG_PIDS+=("$UP")
+sleep 0.5 # its read is asked before the upgrade
+check "upgrade in place" sfs_write "$MNT/ctl" upgrade
+echo 2 >"$WS/sub/post_upgrade.tmp"
+echo 3 >"$WS/sub/post_upgrade"
+sfs_until 20 bash -c '! kill -0 '"$UP"' 2>/dev/null'
+wait "$UP"
+assert_eq 0 "$?" "a reader blocked across the upgrade gets the event after it"
+assert_file_match "$W/up/spec" "exclude \*.tmp" "the spec is kept by the upgrade"
+seen "the events before the upgrade are kept, at their offsets" "$W/up" 0 close_write:sub/pre_upgrade create:sub/post_upgrade
+lacks "the kept spec still excludes" 'post_upgrade.tmp'
+assert_errno EBUSY "spec is still fixed after the upgrade" \
+	bash -c 'printf "path .\n" >"$1"' _ "$W/up/spec"
+check "rmdir watches/up after the upgrade" rmdir "$W/up"
 
 # ------------------------------------------------------------ another user
 AS_OTHER=(setpriv --reuid="$OTHER" --regid="$OTHER" --clear-groups)
