@@ -248,8 +248,8 @@ static int mark(const char **what)
 		return -errno;
 	watch.fd = fd;
 	*what = "fanotify_mark";
-	if (adopted < 0 &&
-	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
+	/* an adopted group too: a program before FAN_RENAME lacked it */
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
 			  fnode_root.fd, ".") < 0)
 		return -errno;
 	adopted = -1; /* watch's now */
