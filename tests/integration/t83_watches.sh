@@ -215,6 +215,7 @@ assert_true "a read at N gives the first event after N" "$(wev at "$W/a/events" 
 assert_eq EAGAIN "$(wev nb "$W/a/events")" "O_NONBLOCK at the end: EAGAIN"
 assert_eq 0 "$(wev poll "$W/a/events" 300)" "poll at the end: not readable"
 assert_eq 1 "$(wev poll "$W/a/events" 15000 "$WS/polled")" "poll: readable once something changes"
+: >"$SFS_TMP/block.out"
 python3 "$SFS_TMP/wev.py" block "$W/a/events" >"$SFS_TMP/block.out" 2>&1 &
 BP=$!
 SFS_BG_PIDS+=("$BP")
@@ -265,6 +266,7 @@ lacks "recursive 0: nothing deeper" 'deep/'
 lacks "path sub: nothing outside it" 'outside.c'
 
 # ------------------------------------------------------------ rmdir ends a reader
+: >"$SFS_TMP/rm.out"
 python3 "$SFS_TMP/wev.py" block "$W/c/events" >"$SFS_TMP/rm.out" 2>&1 &
 RP=$!
 SFS_BG_PIDS+=("$RP")
