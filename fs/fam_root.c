@@ -10,6 +10,7 @@
 #include "fam_health.h"
 #include "fam_root.h"
 #include "fam_sessions.h"
+#include "fam_watch.h"
 #include "files.h"
 #include "readme.h"
 #include "sessions/core/ctl.h"
@@ -140,6 +141,8 @@ static const struct fent root_tab[] = {
 	  "the same counts and more in the Prometheus text format" },
 	{ "sessions", FT_SESSIONS, FENT_SHARED_DIR, &fam_sessions_ops,
 	  FENT_ANYONE, HOME_DIR, "the sessions" },
+	{ "watches", FT_WATCHES, FENT_SHARED_DIR, &fam_watches_ops,
+	  FENT_ANYONE, HOME_DIR, "watches of the workspace: what changes in files/" },
 	{ 0 },
 };
 

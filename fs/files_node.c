@@ -466,14 +466,21 @@ int fnode_as_caller(fuse_req_t req)
 	if (my_uid != 0)
 		return -EACCES;
 	n = fuse_req_getgroups(req, NGROUPS_KEPT, groups);
-	if (n < 0)
-		n = 0;
+	return fnode_as_creds(c->uid, c->gid, groups, n < 0 ? 0 : n);
+}
+
+int fnode_as_creds(uid_t uid, gid_t gid, const gid_t *groups, int n)
+{
+	if (uid == my_uid)
+		return 0;
+	if (my_uid != 0)
+		return -EACCES;
 	if (n > NGROUPS_KEPT)
 		n = NGROUPS_KEPT;
 	if (syscall(SYS_SETGROUPS, (size_t)n, groups) < 0)
 		return -EACCES;
-	setfsgid(c->gid);
-	setfsuid(c->uid);
+	setfsgid(gid);
+	setfsuid(uid);
 	if (!caps_known || set_caps(no_caps) < 0) {
 		fnode_as_self(1);
 		return -EACCES;

@@ -87,6 +87,10 @@ int fnode_openat(int dir, const char *name, int flags, mode_t mode);
  * another user: 0 (nothing to do), 1 (switched: call fnode_as_self) or
  * -EACCES. */
 int fnode_as_caller(fuse_req_t req);
+/* The same for explicit credentials (a watch's owner: fs/watch.c); at
+ * most FNODE_GROUPS of the groups count. */
+#define FNODE_GROUPS 64
+int fnode_as_creds(uid_t uid, gid_t gid, const gid_t *groups, int n);
 void fnode_as_self(int switched);
 /* Remembers the daemon's own credentials. */
 void fnode_save_creds(void);

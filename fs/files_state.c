@@ -28,6 +28,7 @@
 #include "files_fh.h"
 #include "files_node.h"
 #include "files_watch.h"
+#include "watch.h"
 #include "upgrade.h"
 
 /* Field keys of files/' object; never reused. */
@@ -100,6 +101,7 @@ int files_save(struct state_w *w)
 	state_put_fd(w, KF_WATCH_FD, fwatch_fd());
 	fnode_save(w);
 	fslot_save(w);
+	watch_save(w);
 	state_close(w);
 	return 0;
 }
@@ -118,6 +120,8 @@ static void restore_all(const struct state_r *o, unsigned n[3])
 			rc = fnode_restore(&body);
 		else if (key == FSLOT_STATE_KEY)
 			rc = fslot_restore(&body);
+		else if (key == WATCH_STATE_KEY)
+			rc = watch_restore(&body);
 		else
 			continue;
 		n[rc > 0 ? 0 : rc == 0 ? 1 : 2]++;

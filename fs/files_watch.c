@@ -39,11 +39,12 @@
 #include "files_mounts.h"
 #include "files_node.h"
 #include "files_watch.h"
+#include "watch.h"
 
 #define EVENTS                                                                 \
 	(FAN_MODIFY | FAN_CLOSE_WRITE | FAN_ATTRIB | FAN_CREATE | FAN_DELETE | \
 	 FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF |     \
-	 FAN_ONDIR)
+	 FAN_RENAME | FAN_ONDIR)
 #define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
 #define READS_PER_WAKE 16 /* then the loop serves what else is ready */
 
@@ -159,12 +160,15 @@ static void on_buf(const char *buf, size_t len)
 			return;
 		if (m.vers != FANOTIFY_METADATA_VERSION)
 			continue;
+		if (watch_count) /* every event, files/' own too */
+			watch_on_event(&m, buf + off);
 		if (m.mask & FAN_Q_OVERFLOW) {
 			log_msg(LOG_WARNING,
 				"files/: fanotify's queue overflowed: "
 				"everything cached is invalidated");
 			fwatch_flush();
-		} else if (m.pid != self) {
+		} else if (m.pid != self && !(m.mask & FAN_RENAME)) {
+			/* a rename's FAN_MOVED_FROM and _TO invalidate */
 			on_one(&m, buf + off);
 		}
 	}
@@ -244,8 +248,8 @@ static int mark(const char **what)
 		return -errno;
 	watch.fd = fd;
 	*what = "fanotify_mark";
-	if (adopted < 0 &&
-	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
+	/* an adopted group too: a program before FAN_RENAME lacked it */
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, EVENTS,
 			  fnode_root.fd, ".") < 0)
 		return -errno;
 	adopted = -1; /* watch's now */

@@ -36,6 +36,8 @@ static bool allowed(fuse_req_t req, const struct node *n)
 {
 	uid_t uid = fuse_req_ctx(req)->uid;
 
+	if (n->own)
+		return uid == 0 || uid == n->own->uid;
 	return !n->s || uid == 0 || uid == n->s->uid;
 }
 
@@ -68,7 +70,7 @@ static bool may_change(fuse_req_t req, const struct node *n)
 {
 	uid_t uid = fuse_req_ctx(req)->uid;
 
-	if (n->s || uid == 0 || uid == getuid() ||
+	if (n->s || n->own || uid == 0 || uid == getuid() ||
 	    (tree_fent(n->ft)->flags & FENT_ANYONE))
 		return true;
 	fuse_reply_err(req, EACCES);
@@ -83,11 +85,11 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
-	/* a session's files are its owner's alone */
-	st->st_mode = n->s ? fe->mode & (S_IFMT | 0700) : fe->mode;
+	/* a session's (a watch's) files are its owner's alone */
+	st->st_mode = n->s || n->own ? fe->mode & (S_IFMT | 0700) : fe->mode;
 	st->st_nlink = S_ISDIR(fe->mode) ? 2 : 1;
-	st->st_uid = n->s ? n->s->uid : getuid();
-	st->st_gid = n->s ? n->s->gid : getgid();
+	st->st_uid = n->s ? n->s->uid : n->own ? n->own->uid : getuid();
+	st->st_gid = n->s ? n->s->gid : n->own ? n->own->gid : getgid();
 	if (o->size) {
 		st->st_size = o->size(n);
 	} else if (o->text && S_ISREG(fe->mode)) {

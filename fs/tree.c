@@ -172,6 +172,10 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 		n->run_level = true;
 		return n->s && n->c ? 0 : -ENOENT;
 	}
+	if (homes & BIT(HOME_WATCH)) {
+		n->own = objs_get(n->id, OBJ_WATCH); /* its first member */
+		return n->own ? 0 : -ENOENT;
+	}
 	if (homes & BIT(HOME_FILE))
 		return objs_get(n->id, OBJ_FILE) ? 0 : -ENOENT;
 	return resolve_in_run(n, homes);

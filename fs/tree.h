@@ -50,6 +50,14 @@ enum tree_home {
 	HOME_CTXRUN,  /* an execution of a context (struct run, ctx set) */
 	HOME_CTXVAR,  /* a context's variable (struct envvar) */
 	HOME_CTXRES,  /* a result of an execution (struct ctx_result) */
+	HOME_WATCH,   /* a watch of the workspace (struct watch, fs/watch.h) */
+};
+
+/* The owner of an object outside the sessions (a watch): its files are
+ * its owner's (and root's), as a session's are (fs/ops.c). */
+struct tree_owned {
+	uid_t uid;
+	gid_t gid;
 };
 
 /* A run's file: at the session level it follows the newest run. */
@@ -91,6 +99,7 @@ struct node {
 	struct ctx *c;		/* its code context, if any */
 	struct ctx_result *res; /* results/N */
 	bool run_level; /* under runs/N or procs/N rather than the session */
+	const struct tree_owned *own; /* a watch's, else NULL */
 };
 
 struct fh;

@@ -6,7 +6,7 @@
 # Not part of tests/run.sh.
 #
 # Usage: tests/fuzz.sh [NAME...]   (names: ctl names env export frame conf
-#                                  ctxframe keys term state)
+#                                  ctxframe keys term state wspec)
 #   FUZZ_SECONDS  time per harness (default 30)
 #   FUZZ_BUILD    build directory (default build-fuzz)
 #   FUZZ_COVERAGE=1  then replays every corpus in a build with clang's
@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 seconds=${FUZZ_SECONDS:-30}
 dir=${FUZZ_BUILD:-build-fuzz}
-all=(ctl names env export frame conf ctxframe keys term state)
+all=(ctl names env export frame conf ctxframe keys term state wspec)
 [ $# -gt 0 ] && all=("$@")
 
 # Whether clang links a fuzzer (its libFuzzer runtime is installed).
@@ -123,7 +123,7 @@ llvm-profdata merge -sparse -o "$cov/profiles/all.profdata" \
 	"$cov"/profiles/*.profraw
 echo "== coverage by the corpora (lines, branches)"
 llvm-cov report "${objects[@]:1}" -instr-profile="$cov/profiles/all.profdata" |
-	awk '$1 ~ /^(sessions\/[a-z]+|conf)\/(ctl|names|envmap|shell|load|ctxproto|keys|term|vtskip|vtwide|vtsize)\.c$/ {
+	awk '$1 ~ /^(sessions\/[a-z]+|conf)\/(ctl|names|envmap|shell|load|ctxproto|keys|term|vtskip|vtwide|vtsize|wspec)\.c$/ {
 		printf "%-20s lines %7s  branches %7s\n", $1, $10, $13 }'
 # shell.c is mostly spawning: its parser alone
 if [[ " ${all[*]} " == *" frame "* ]]; then

@@ -20,6 +20,7 @@ enum obj_kind {
 	OBJ_CTXVAR, /* a context's variable (struct envvar) */
 	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
 	OBJ_FH,	    /* an open file of the tree (fs/fam.h): its fi->fh */
+	OBJ_WATCH,  /* a watch of the workspace (fs/watch.h) */
 };
 
 /* Returns a fresh id (never 0) registered for ptr. */

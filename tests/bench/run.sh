@@ -32,7 +32,9 @@
 # health, with 1 and 1000 sessions, against the same loop's gaps; last,
 # since it replaces the daemon's program many times) and coherence (how
 # soon a change of the backing directory is seen through files/, which
-# caches it, and what the cache saves; on mounts of its own).
+# caches it, and what the cache saves; on mounts of its own) and watches
+# (a change of the workspace to the read of its event in a watch, and a
+# burst of 10,000 creates: none lost, or an overflow; a mount of its own).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -53,8 +55,8 @@
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE, READY_N and
 # TTY_FEED_MIB, HOSTILE_S, FILES_ROUNDS, FILES_DD_MIB, FILES_COHERENCE_N,
 # CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and UPGRADE_SESSIONS, COHERENCE_N
-# and COHERENCE_FILES change the sizes; FILES_DIR is where files puts its
-# backing directory (/var/tmp).
+# and COHERENCE_FILES, WATCHES_N and WATCHES_FILES change the sizes;
+# FILES_DIR is where files puts its backing directory (/var/tmp).
 # Exits non-zero if the mount or a benchmark failed (a missed target is
 # not a failure: these are measurements).
 set -u
@@ -67,6 +69,7 @@ build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
 all+=" stream_latency ports peers contexts tty ready tty_feed hostile files crash upgrade coherence"
+all+=" watches"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -264,6 +267,7 @@ fi
 bench upgrade 300 python3 -Bu "$here/upgrade.py" "$mnt" "$pid"
 bench crash 300 python3 -Bu "$here/crash.py" "$mnt" "$pid" "$daemon"
 bench coherence 600 python3 -Bu "$here/coherence.py" "$mnt" "$pid" "$daemon"
+bench watches 300 python3 -Bu "$here/watches.py" "$mnt" "$pid" "$daemon"
 if [ $status -ne 0 ]; then
 	echo "run.sh: daemon log (last 20 lines):" >&2
 	tail -n 20 "$log" >&2

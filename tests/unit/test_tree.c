@@ -10,6 +10,7 @@
 #include "fs/fam_session.h"
 #include "fs/fam_sessions.h"
 #include "fs/fam_tty.h"
+#include "fs/fam_watch.h"
 #include "fs/files.h"
 #include "fs/tree.h"
 #include "sessions/core/objs.h"
@@ -181,6 +182,8 @@ static const struct {
 	NUM(FT_EXPECT, 100),
 	NUM(FT_TTYREADY, 110),
 	NUM(FT_PORTS, 102),	   NUM(FT_PROCPORTS, 103),
+	NUM(FT_WATCHES, 210),	   NUM(FT_WATCH, 211),	    NUM(FT_WSPEC, 212),
+	NUM(FT_WEVENTS, 213),	   NUM(FT_WERROR, 214),
 };
 
 /* The row a number was given to above (NULL: none), the formats of a
