@@ -10,7 +10,8 @@
 # 1 s idle, against a spawn, pexpect and a bash on pipes), sessions_1000
 # (making 1000 sessions, their memory, the tree with a reader blocked on
 # each) stream_latency (a printed byte reaching a reader of stream, against
-# a pipe), ports (a listen() to the answer of a read of ports that waits
+# a pipe), expect_latency (a printed line answering a reader of a
+# process's expect, against a pipe's readline), ports (a listen() to the answer of a read of ports that waits
 # for it, against a connect() every 10 ms, and the wait's CPU), contexts (code contexts: a round trip against a Jupyter
 # kernel, a matplotlib plot against savefig, their idle memory) and tty
 # (a session's terminal: cat of 100 MiB, reads of its screen, a key to
@@ -68,7 +69,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
-all+=" stream_latency ports peers contexts tty ready tty_feed hostile files crash upgrade coherence"
+all+=" stream_latency expect_latency ports peers contexts tty ready tty_feed hostile files crash upgrade coherence"
 all+=" watches"
 wanted=${*:-$all}
 for b in $wanted; do
@@ -217,6 +218,7 @@ bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 	"${SESSIONS_N:-1000}"
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
 bench ports 300 python3 -Bu "$here/ports.py" "$mnt" "$pid"
+bench expect_latency 300 python3 -Bu "$here/expect_latency.py" "$mnt" "$pid"
 # contexts wants a python3 with matplotlib and jupyter_client (Debian's,
 # when the one on PATH has not)
 ctxpy=python3

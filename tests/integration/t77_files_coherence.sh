@@ -7,7 +7,7 @@
 # mkdir, rmdir, chmod (file and directory), a hard link, a change to a
 # file held open through files/, and a write from a session's cmd. Each
 # is made after files/ has cached the old state (read, stat or listed
-# it), and is looked for through files/ until WINDOW_MS (200 ms, far
+# it), and is looked for through files/ until WINDOW_MS (1 s, far
 # above the measured window: tests/bench/coherence.py) have passed; the
 # time it took is noted. Last, a second stat of 1,000 files sends far
 # fewer requests than the first (the metrics count them), and with
@@ -16,7 +16,31 @@
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-WS=$SFS_TMP/ws
+# The workspace is a tmpfs of its own: fanotify marks a whole
+# filesystem, and on a busy shared disk its queue may overflow, which
+# empties the cache (correct, but not what the request count below
+# looks for).
+FS=$SFS_TMP/fs
+WS=$FS/ws
+FS_MOUNTED=
+mkdir -p "$FS"
+# shellcheck disable=SC2317
+t77_cleanup() {
+	local rc=$?
+	[ -n "$SFS_PID" ] && sfs_umount
+	if [ -n "$FS_MOUNTED" ]; then
+		timeout 10 umount "$FS" 2>/dev/null || timeout 10 umount -l "$FS"
+	fi
+	(exit "$rc")
+	sfs_cleanup
+}
+trap t77_cleanup EXIT
+if ! mount -t tmpfs -o size=256m,mode=0755 sfs-t77 "$FS"; then
+	pass "skip: no tmpfs"
+	SFS_DONE=1
+	exit 0
+fi
+FS_MOUNTED=1
 mkdir -p "$WS" && chmod 755 "$WS"
 printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t77.conf"
 export SESSIONFS_CONFIG=$SFS_TMP/t77.conf HOME=$WS
@@ -24,12 +48,17 @@ SUB=$WS/sub
 mkdir -p "$SUB"
 
 sfs_mount
+trap t77_cleanup EXIT # sfs_mount set its own
 
 F=$MNT/files/sub # the scratch directory, seen through the mount
 S=$MNT/sessions/default
 T=10           # timeout (s) of one file operation
-WINDOW_MS=200  # a change must be seen through files/ within this
-GIVE_UP_MS=3000 # past it, looking again is pointless
+# a change must be seen through files/ within this (the window measured
+# is a few ms: tests/bench/coherence.py; this bound leaves room for a
+# loaded machine and the sanitizers, and is still far below the cache's
+# 60 s)
+WINDOW_MS=1000
+GIVE_UP_MS=5000 # past it, looking again is pointless
 LAT=()         # the times each change took to be seen (ms)
 
 fs() { timeout -k 2 "$T" "$@"; }
@@ -215,6 +244,7 @@ assert_true "a second stat of 1,000 files sends under a tenth of the requests" \
 sfs_umount
 printf 'workspace = "%s";\nfiles_cache = false;\n' "$WS" >"$SFS_TMP/t77.conf"
 sfs_mount
+trap t77_cleanup EXIT
 F=$MNT/files/sub
 assert_eq 0 "$(metric files_cache)" "files_cache = false: files/ does not cache"
 first=$(requests)
