@@ -7,6 +7,8 @@
 #ifndef SFS_FAM_RUN_H
 #define SFS_FAM_RUN_H
 
+#include <regex.h>
+#include <stddef.h>
 #include "tree.h"
 
 /* A run's types (their numbers never move: fs/tree.h; the gaps are
@@ -24,13 +26,20 @@ enum {
 	FT_TIMEOUT = 19,
 	FT_RUNS = 22,
 	FT_LATEST,
-	FT_RUN, /* runs/N */
+	FT_RUN,		 /* runs/N */
 	FT_EXPECT = 100, /* past the other families' blocks */
 };
 
 extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 	fam_output_ops, fam_stream_ops, fam_exit_ops, fam_status_ops,
 	fam_result_ops, fam_timeout_ops, fam_runs_ops, fam_runexp_ops;
+
+/* The pattern of an expect file (a run's, a process's, the terminal's):
+ * checks and compiles pat (len bytes) into re, else one line in s's
+ * error naming file. 0, -EINVAL or -ENOMEM (fs/fam_runexp.c). */
+struct sess;
+int fam_expect_compile(struct sess *s, const char *file, const char *pat,
+		       size_t len, regex_t *re);
 
 #define FAM_RUN_CMD_ROW                                                        \
 	{                                                                      \

@@ -107,15 +107,14 @@ static char **pattern_slot(const struct node *n, uint64_t **ms)
 	return &n->s->expect;
 }
 
-/* Checks and compiles pat (len bytes) into re: an error line when it
- * cannot. */
-static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
+int fam_expect_compile(struct sess *s, const char *file, const char *pat,
+		       size_t len, regex_t *re)
 {
 	char why[160];
 	int rc = pattern_compile(pat, len, re, why, sizeof(why));
 
 	if (rc == -EINVAL)
-		sess_error(s, "expect: '%.*s' %s", (int)(len > 80 ? 80 : len),
+		sess_error(s, "%s: '%.*s' %s", file, (int)(len > 80 ? 80 : len),
 			   pat, why);
 	return rc;
 }
@@ -135,7 +134,7 @@ static int runexp_write(fuse_req_t req, struct fh *fh, struct node *n,
 		return rc;
 	len = fam_value_len(&fh->w);
 	pattern_split_timeout(fh->w.p, &len, &ms);
-	rc = compile(n->s, fh->w.p, len, &re);
+	rc = fam_expect_compile(n->s, "expect", fh->w.p, len, &re);
 	if (rc == 0) {
 		regfree(&re);
 		pat = strndup(fh->w.p, len);
@@ -165,7 +164,7 @@ static int runexp_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	pat = pattern_slot(n, &ms);
 	if ((fi->flags & O_ACCMODE) == O_WRONLY || !*pat)
 		return 0;
-	if (compile(n->s, *pat, strlen(*pat), &x->re) < 0)
+	if (fam_expect_compile(n->s, "expect", *pat, strlen(*pat), &x->re) < 0)
 		return -EINVAL;
 	x->has_re = true;
 	x->ms = *ms;

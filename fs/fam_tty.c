@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fam.h"
+#include "fam_run.h"
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
@@ -270,18 +271,6 @@ static void *ctl_owner(struct fh *fh, struct sess *s, const char **name)
 static const struct fam_ctl ctl_tab = { "tty/", ctl_verbs, ctl_owner, ENOMEM };
 static const struct fops ctl_ops = FAM_CTL_OPS(ctl_tab);
 
-/* Compiles pattern (len bytes) into re; an error line when it cannot. */
-static int compile(struct sess *s, const char *pat, size_t len, regex_t *re)
-{
-	char why[160];
-	int rc = pattern_compile(pat, len, re, why, sizeof(why));
-
-	if (rc == -EINVAL)
-		sess_error(s, "tty/expect: '%.*s' %s", (int)(len > 80 ? 80 : len),
-			   pat, why);
-	return rc;
-}
-
 static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 			const char *buf, size_t size, off_t off)
 {
@@ -298,7 +287,7 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 		return rc;
 	len = fam_value_len(&fh->w);
 	pattern_split_timeout(fh->w.p, &len, &ms);
-	rc = compile(n->s, fh->w.p, len, &re);
+	rc = fam_expect_compile(n->s, "tty/expect", fh->w.p, len, &re);
 	if (rc == 0)
 		regfree(&re);
 	pat = rc == 0 ? strndup(fh->w.p, len) : NULL;
@@ -374,7 +363,8 @@ static int expect_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 		return -ENOMEM;
 	if ((fi->flags & O_ACCMODE) == O_WRONLY || !t || !t->expect)
 		return 0;
-	if (compile(n->s, t->expect, strlen(t->expect), &x->re) < 0)
+	if (fam_expect_compile(n->s, "tty/expect", t->expect, strlen(t->expect),
+			       &x->re) < 0)
 		return -EINVAL;
 	x->has_re = true;
 	x->pat = strdup(t->expect);
@@ -552,8 +542,8 @@ static const struct fent tty_tab[] = {
 	  "that output as it arrives (tail -f works)" },
 	{ "screen", FT_TTYSCREEN, FENT_RO, &fam_ttyscreen_ops, 0, HOME_DIR,
 	  "what a person would see, one line per row" },
-	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &fam_ttyscrollback_ops, 0, HOME_DIR,
-	  "the lines that scrolled off the top" },
+	{ "scrollback", FT_TTYSCROLLBACK, FENT_RO, &fam_ttyscrollback_ops, 0,
+	  HOME_DIR, "the lines that scrolled off the top" },
 	{ "cursor", FT_TTYCURSOR, FENT_RO, &fam_ttycursor_ops, 0, HOME_DIR,
 	  "ROW COL visible|hidden" },
 	{ "size", FT_TTYSIZE, FENT_RW, &size_ops, 0, HOME_DIR,

@@ -56,7 +56,9 @@ static void reply_value(fuse_req_t req, size_t size, const char *buf,
 		fuse_reply_buf(req, buf, (size_t)len);
 }
 
-void fxattr_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr of name, or listxattr when name is NULL, as the caller, into
+ * a buffer of size bytes (0: the size it needs), then the reply. */
+static void query(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	char p[64], *buf = NULL;
 	ssize_t len = -1;
@@ -69,29 +71,21 @@ void fxattr_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	if (size && !(buf = malloc(size)))
 		errno = ENOMEM;
 	else
-		len = getxattr(p, name, buf, size);
+		len = name ? getxattr(p, name, buf, size) :
+			     listxattr(p, buf, size);
 	fnode_as_self(sw);
 	reply_value(req, size, buf, len);
 	free(buf);
 }
 
+void fxattr_get(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	query(req, ino, name, size);
+}
+
 void fxattr_list(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	char p[64], *buf = NULL;
-	ssize_t len = -1;
-	int sw;
-
-	if (!begin(req, ino, &sw, p, sizeof(p)))
-		return;
-	if (size > VALUE_MAX)
-		size = VALUE_MAX;
-	if (size && !(buf = malloc(size)))
-		errno = ENOMEM;
-	else
-		len = listxattr(p, buf, size);
-	fnode_as_self(sw);
-	reply_value(req, size, buf, len);
-	free(buf);
+	query(req, ino, NULL, size);
 }
 
 void fxattr_set(fuse_req_t req, fuse_ino_t ino, const char *name,

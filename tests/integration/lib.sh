@@ -404,6 +404,9 @@ sfs_cleanup() {
 	done
 	for m in "${SFS_MARKERS[@]}"; do sfs_kill_marker "$m"; done
 	[ -n "$SFS_PID" ] && sfs_umount
+	if [ -n "$SFS_TMPFS" ]; then
+		timeout 10 umount "$SFS_TMPFS" 2>/dev/null || timeout 10 umount -l "$SFS_TMPFS"
+	fi
 	if [ "$SFS_NFAIL" -gt 0 ] && [ -s "$SFS_TMP/daemon.log" ]; then
 		note "last lines of the daemon's log:"
 		tail -n 25 "$SFS_TMP/daemon.log" | sed 's/^/#   /'
@@ -425,6 +428,20 @@ trap sfs_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
+
+# sfs_tmpfs DIR SIZE: a tmpfs of the test's own at DIR (a workspace whose
+# fanotify queue, which marks a whole filesystem, only this test fills),
+# unmounted by sfs_cleanup after the daemon. Passes "skip" and exits
+# when there is none.
+sfs_tmpfs() {
+	mkdir -p "$1"
+	if ! mount -t tmpfs -o "size=$2,mode=0755" "sfs-$SFS_TEST" "$1"; then
+		pass "skip: no tmpfs"
+		SFS_DONE=1
+		exit 0
+	fi
+	SFS_TMPFS=$1
+}
 
 # sfs_done: last call of a test: daemon still alive, clean unmount, exit
 sfs_done() {

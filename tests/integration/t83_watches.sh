@@ -23,25 +23,7 @@ SFS_T=${SFS_T:-20}
 FS=$SFS_TMP/fs # the tmpfs: the workspace and a directory beside it
 WS=$FS/ws
 OUT=$FS/out
-FS_MOUNTED=
-mkdir -p "$FS"
-# shellcheck disable=SC2317
-t83_cleanup() {
-	local rc=$?
-	[ -n "$SFS_PID" ] && sfs_umount
-	if [ -n "$FS_MOUNTED" ]; then
-		timeout 10 umount "$FS" 2>/dev/null || timeout 10 umount -l "$FS"
-	fi
-	(exit "$rc")
-	sfs_cleanup
-}
-trap t83_cleanup EXIT
-if ! mount -t tmpfs -o size=512m,mode=0755 sfs-t83 "$FS"; then
-	pass "skip: no tmpfs"
-	SFS_DONE=1
-	exit 0
-fi
-FS_MOUNTED=1
+sfs_tmpfs "$FS" 512m
 mkdir -p "$WS" "$OUT" && chmod 755 "$WS"
 printf 'workspace = "%s";\n' "$WS" >"$SFS_TMP/t83.conf"
 export SESSIONFS_CONFIG=$SFS_TMP/t83.conf
