@@ -429,6 +429,18 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# sfs_need TOOL...: passes "skip" and exits when a tool is not installed
+sfs_need() {
+	local tool
+	for tool in "$@"; do
+		if ! command -v "$tool" >/dev/null; then
+			pass "skip: $tool is not installed"
+			SFS_DONE=1
+			exit 0
+		fi
+	done
+}
+
 # sfs_tmpfs DIR SIZE: a tmpfs of the test's own at DIR (a workspace whose
 # fanotify queue, which marks a whole filesystem, only this test fills),
 # unmounted by sfs_cleanup after the daemon. Passes "skip" and exits

@@ -17,13 +17,7 @@ SFS_T=${SFS_T:-10}
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for tool in useradd userdel setpriv fusermount3; do
-	if ! command -v "$tool" >/dev/null; then
-		pass "skip: $tool is not installed"
-		SFS_DONE=1
-		exit 0
-	fi
-done
+sfs_need useradd userdel setpriv fusermount3
 
 U=sfsp_$$
 USER_MADE=

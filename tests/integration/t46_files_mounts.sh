@@ -18,13 +18,7 @@ SFS_T=${SFS_T:-10}
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for tool in useradd userdel setpriv fusermount3 mount umount find du gcc pkg-config; do
-	if ! command -v "$tool" >/dev/null; then
-		pass "skip: $tool is not installed"
-		SFS_DONE=1
-		exit 0
-	fi
-done
+sfs_need useradd userdel setpriv fusermount3 mount umount find du gcc pkg-config
 
 XDEV='Invalid cross-device link' # strerror(EXDEV)
 U=sfsm_$$                        # her: the FUSE mount is hers

@@ -30,13 +30,7 @@ RMDIR_ERRNO=EACCES # rmdir of it (a sticky sessions/ would make the kernel say E
 LIMIT_ERRNO=EDQUOT # mkdir or clone past max_sessions_per_user
 LIMIT=2            # max_sessions_per_user in the limit case
 
-for tool in useradd userdel groupadd groupdel setpriv unshare perl; do
-	if ! command -v "$tool" >/dev/null; then
-		pass "skip: $tool is not installed"
-		SFS_DONE=1
-		exit 0
-	fi
-done
+sfs_need useradd userdel groupadd groupdel setpriv unshare perl
 
 U1=sfsu1_$$
 U2=sfsu2_$$

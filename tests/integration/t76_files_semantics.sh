@@ -21,13 +21,7 @@
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for tool in setpriv python3; do
-	if ! command -v "$tool" >/dev/null; then
-		pass "skip: $tool is not installed"
-		SFS_DONE=1
-		exit 0
-	fi
-done
+sfs_need setpriv python3
 
 WS=$SFS_TMP/ws
 mkdir -p "$WS" && chmod 755 "$WS"

@@ -19,13 +19,7 @@
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for tool in python3 nc unshare setpriv; do
-	if ! command -v "$tool" >/dev/null; then
-		pass "skip: $tool is not installed"
-		SFS_DONE=1
-		exit 0
-	fi
-done
+sfs_need python3 nc unshare setpriv
 
 sfs_mount
 
