@@ -64,13 +64,7 @@ class Mount:
         self.files = os.path.join(self.mnt, "files")
 
     def close(self):
-        subprocess.run(["fusermount3", "-u", self.mnt], check=False)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        subprocess.run(["fusermount3", "-uz", self.mnt], check=False, stderr=subprocess.DEVNULL)
+        sb.unmount(self.mnt, self.proc)
         self.log.close()
         shutil.rmtree(self.work, ignore_errors=True)
 

@@ -68,13 +68,7 @@ class Mount:
         self.first_us = sb.now_us() - t0
 
     def close(self):
-        subprocess.run(["fusermount3", "-u", self.mnt], check=False)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        subprocess.run(["fusermount3", "-uz", self.mnt], check=False, stderr=subprocess.DEVNULL)
+        sb.unmount(self.mnt, self.proc)
         self.log.close()
         os.unlink(os.path.join(self.work, "daemon.log"))
         os.rmdir(self.mnt)

@@ -129,14 +129,7 @@ class Mount:
     def close(self):
         if self.proc is None:
             return
-        subprocess.run(["fusermount3", "-u", self.mnt], check=False, stderr=subprocess.DEVNULL)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if os.path.ismount(self.mnt):
-            subprocess.run(["fusermount3", "-uz", self.mnt], check=False)
+        sb.unmount(self.mnt, self.proc)
         self.proc = None
         self.log.close()
         if not os.path.ismount(self.mnt):

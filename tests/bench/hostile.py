@@ -253,13 +253,7 @@ def mount(binary):
 
 
 def unmount(work, mnt, proc):
-    subprocess.run(["fusermount3", "-u", mnt], check=False)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    subprocess.run(["fusermount3", "-uz", mnt], check=False, stderr=subprocess.DEVNULL)
+    sb.unmount(mnt, proc)
     os.unlink(os.path.join(work, "daemon.log"))
     os.rmdir(mnt)
     os.rmdir(work)

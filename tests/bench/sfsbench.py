@@ -11,6 +11,7 @@ Standard library only; imported by the benchmarks from this directory.
 import errno
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -191,3 +192,16 @@ def reap(pids, wait_s):
             break
         time.sleep(0.005)
     return len(pids)
+
+
+def unmount(mnt, proc, wait_s=10):
+    """Unmounts mnt and waits up to wait_s for its daemon proc (a Popen)
+    to end, then kills it; a mount still there is lazily unmounted."""
+    subprocess.run(["fusermount3", "-u", mnt], check=False, stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if os.path.ismount(mnt):
+        subprocess.run(["fusermount3", "-uz", mnt], check=False, stderr=subprocess.DEVNULL)
