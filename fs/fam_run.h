@@ -9,6 +9,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "tree.h"
 
 /* A run's types (their numbers never move: fs/tree.h; the gaps are
@@ -40,6 +41,12 @@ extern const struct fops fam_cmd_ops, fam_stdout_ops, fam_stderr_ops,
 struct sess;
 int fam_expect_compile(struct sess *s, const char *file, const char *pat,
 		       size_t len, regex_t *re);
+/* The write gathered in fh ("PATTERN [MS]", ms when it gives none),
+ * checked, into *slot and *slot_ms (the old pattern freed); the
+ * gathered bytes are emptied either way. 0, -EINVAL or -ENOMEM. */
+struct fh;
+int fam_expect_take(struct fh *fh, struct sess *s, const char *file,
+		    uint64_t ms, char **slot, uint64_t *slot_ms);
 
 #define FAM_RUN_CMD_ROW                                                        \
 	{                                                                      \

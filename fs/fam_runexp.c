@@ -119,22 +119,16 @@ int fam_expect_compile(struct sess *s, const char *file, const char *pat,
 	return rc;
 }
 
-static int runexp_write(fuse_req_t req, struct fh *fh, struct node *n,
-			const char *buf, size_t size, off_t off)
+int fam_expect_take(struct fh *fh, struct sess *s, const char *file,
+		    uint64_t ms, char **slot, uint64_t *slot_ms)
 {
-	int rc = fam_gather(fh, n->s, buf, size);
-	uint64_t ms = EXPECT_MS, *slot_ms;
-	char *pat = NULL, **slot;
-	size_t len;
+	size_t len = fam_value_len(&fh->w);
+	char *pat = NULL;
 	regex_t re;
+	int rc;
 
-	(void)req;
-	(void)off;
-	if (rc < 0)
-		return rc;
-	len = fam_value_len(&fh->w);
 	pattern_split_timeout(fh->w.p, &len, &ms);
-	rc = fam_expect_compile(n->s, "expect", fh->w.p, len, &re);
+	rc = fam_expect_compile(s, file, fh->w.p, len, &re);
 	if (rc == 0) {
 		regfree(&re);
 		pat = strndup(fh->w.p, len);
@@ -143,12 +137,26 @@ static int runexp_write(fuse_req_t req, struct fh *fh, struct node *n,
 	fh->w.len = 0;
 	if (rc < 0)
 		return rc;
-	slot = pattern_slot(n, &slot_ms);
 	free(*slot);
 	*slot = pat;
 	*slot_ms = ms;
 	state_touch();
 	return 0;
+}
+
+static int runexp_write(fuse_req_t req, struct fh *fh, struct node *n,
+			const char *buf, size_t size, off_t off)
+{
+	int rc = fam_gather(fh, n->s, buf, size);
+	uint64_t *slot_ms;
+	char **slot;
+
+	(void)req;
+	(void)off;
+	if (rc < 0)
+		return rc;
+	slot = pattern_slot(n, &slot_ms);
+	return fam_expect_take(fh, n->s, "expect", EXPECT_MS, slot, slot_ms);
 }
 
 /* An open for reading takes the pattern last written and the run of

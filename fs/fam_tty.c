@@ -17,7 +17,6 @@
 #include "fam_tty.h"
 #include "sessions/core/ctl.h"
 #include "sessions/core/names.h"
-#include "sessions/core/pattern.h"
 #include "sessions/core/state.h"
 #include "sessions/tty/tty.h"
 
@@ -276,31 +275,13 @@ static int expect_write(fuse_req_t req, struct fh *fh, struct node *n,
 {
 	struct tty *t = tty_of(n->s);
 	int rc = t ? fam_gather(fh, n->s, buf, size) : -ENOMEM;
-	uint64_t ms = TTY_EXPECT_MS;
-	size_t len;
-	regex_t re;
-	char *pat;
 
 	(void)req;
 	(void)off;
 	if (rc < 0)
 		return rc;
-	len = fam_value_len(&fh->w);
-	pattern_split_timeout(fh->w.p, &len, &ms);
-	rc = fam_expect_compile(n->s, "tty/expect", fh->w.p, len, &re);
-	if (rc == 0)
-		regfree(&re);
-	pat = rc == 0 ? strndup(fh->w.p, len) : NULL;
-	fh->w.len = 0;
-	if (rc == 0 && !pat)
-		rc = -ENOMEM;
-	if (rc < 0)
-		return rc;
-	free(t->expect);
-	t->expect = pat;
-	t->expect_ms = ms;
-	state_touch();
-	return 0;
+	return fam_expect_take(fh, n->s, "tty/expect", TTY_EXPECT_MS,
+			       &t->expect, &t->expect_ms);
 }
 
 /* Answers with text (kept in fh for the reads after it). */
