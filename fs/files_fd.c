@@ -33,6 +33,8 @@
 
 static unsigned long bound = BOUND_MAX, nopen;
 static bool can_open; /* open_by_handle_at works for this daemon */
+static struct file_handle *root_fh; /* the root's, when it can */
+static int open_err;		    /* why it cannot: -errno */
 /* the workspace root opened for reading: open_by_handle_at takes no
  * O_PATH descriptor for the mount (EBADF) */
 static int mnt_fd = -1;
@@ -184,7 +186,6 @@ static void lru_evict(void)
 
 void fnfd_init(void)
 {
-	struct file_handle *fh;
 	unsigned long cut = fdq_cut() / 4;
 	int fd;
 
@@ -193,13 +194,26 @@ void fnfd_init(void)
 	 * may open handles at all */
 	if (mnt_fd >= 0)
 		close(mnt_fd);
+	free(root_fh);
 	mnt_fd = openat(fnode_root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fh = mnt_fd >= 0 ? handle_of(fnode_root.fd) : NULL;
-	fd = fh ? open_by_handle_at(mnt_fd, fh, O_PATH | O_CLOEXEC) : -1;
+	errno = 0;
+	root_fh = mnt_fd >= 0 ? handle_of(fnode_root.fd) : NULL;
+	fd = root_fh ? open_by_handle_at(mnt_fd, root_fh, O_PATH | O_CLOEXEC) :
+		       -1;
 	can_open = fd >= 0;
+	open_err = can_open ? 0 : errno ? -errno : -ENOMEM;
 	if (fd >= 0)
 		close(fd);
-	free(fh);
+	if (!can_open) {
+		free(root_fh);
+		root_fh = NULL;
+	}
+}
+
+int fnfd_root_handle(const struct file_handle **fh)
+{
+	*fh = root_fh;
+	return root_fh ? 0 : open_err ? open_err : -ENOENT;
 }
 
 void fnfd_add(struct fnode *n)

@@ -37,6 +37,9 @@ int fnfd_use(struct fnode *n);
 bool fnfd_same(const struct fnode *n, int fd);
 /* n goes: its fd closed, its handle dropped, out of both tables. */
 void fnfd_del(struct fnode *n);
+/* The root's handle (the root has none in the table): 0, or -errno
+ * when this daemon may not open handles (then nodes keep none). */
+int fnfd_root_handle(const struct file_handle **fh);
 /* The node whose handle is fh, or NULL (one the kernel does not know). */
 struct fnode *fnode_by_handle(const struct file_handle *fh);
 /* An upgrade in place: n's handle as field key of the object open in w

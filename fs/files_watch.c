@@ -206,30 +206,22 @@ void fwatch_reply_negative(fuse_req_t req)
 	fuse_reply_entry(req, &e);
 }
 
-/* The workspace's filesystem and root handle, and whether this daemon
- * may open handles: without that the nodes keep none (fs/files_fd.c),
- * and no event would find its node. 0 or -errno. */
+/* The workspace's filesystem and root handle, when this daemon may open
+ * handles: without that the nodes keep none (fs/files_fd.c), and no
+ * event would find its node. 0 or -errno. */
 static int root_handle(void)
 {
+	const struct file_handle *h;
 	struct statfs sf;
-	int mnt, fd, rc = 0;
+	int rc = fnfd_root_handle(&h);
 
-	root_fh.h.handle_bytes = MAX_HANDLE_SZ;
-	if (fstatfs(fnode_root.fd, &sf) < 0 ||
-	    name_to_handle_at(fnode_root.fd, "", &root_fh.h, &mnt,
-			      AT_EMPTY_PATH) < 0)
-		return -errno;
-	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
-	mnt = openat(fnode_root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = mnt < 0 ? -1 :
-		       open_by_handle_at(mnt, &root_fh.h, O_PATH | O_CLOEXEC);
-	if (fd < 0)
+	if (rc == 0 && fstatfs(fnode_root.fd, &sf) < 0)
 		rc = -errno;
-	else
-		close(fd);
-	if (mnt >= 0)
-		close(mnt);
-	return rc;
+	if (rc < 0)
+		return rc;
+	memcpy(&fsid, &sf.f_fsid, sizeof(fsid));
+	memcpy(&root_fh, h, sizeof(*h) + h->handle_bytes);
+	return 0;
 }
 
 /* The mark on the workspace's filesystem: 0 or -errno, with its reason
