@@ -602,6 +602,30 @@ sfs_run_bg() {
 	SFS_BG_PIDS+=("$SFS_BG")
 }
 
+# sfs_ctx_path MODULES: $PATH, with /usr/bin first when its python3
+# imports MODULES (the Debian python3 has matplotlib and pandas,
+# tests/install-deps.sh; a python3 earlier on PATH, pyenv's, may not)
+sfs_ctx_path() {
+	if /usr/bin/python3 -c "import $1" 2>/dev/null; then
+		printf '%s\n' "/usr/bin:$PATH"
+	else
+		printf '%s\n' "$PATH"
+	fi
+}
+
+# sfs_ctx_make DIR [LANGUAGE [CWD [PATH]]]: mkdir the code context DIR,
+# then its language, cwd and env/PATH, each when given
+sfs_ctx_make() {
+	sfs_mkdir "$1" || return
+	[ -z "${2:-}" ] || sfs_write "$1/language" "$2"$'\n' || return
+	[ -z "${3:-}" ] || sfs_write "$1/cwd" "$3"$'\n' || return
+	[ -z "${4:-}" ] || sfs_write "$1/env/PATH" "$4"$'\n'
+}
+
+# sfs_ctx_code DIR TEXT [TIMEOUT]: runs TEXT in the context DIR; the
+# writer's status
+sfs_ctx_code() { sfs_write "$1/code" "$2"$'\n' "${3:-$SFS_T}"; }
+
 # sfs_sh DIR SCRIPT [TIMEOUT]: run SCRIPT with bash inside DIR (e.g. the
 # literal `echo 'echo hi' > cmd`), under a timeout
 sfs_sh() {

@@ -31,20 +31,13 @@ sfs_mount
 S=$MNT/sessions/c
 check "mkdir sessions/c" sfs_mkdir "$S"
 CS=$S/contexts
-# the Debian python3 has matplotlib and pandas (tests/install-deps.sh);
-# a python3 earlier on PATH (pyenv) may not
-CPATH=$PATH
-/usr/bin/python3 -c 'import matplotlib, pandas' 2>/dev/null && CPATH=/usr/bin:$PATH
+CPATH=$(sfs_ctx_path "matplotlib, pandas")
 
 # mkctx NAME [LANGUAGE]: a context with the PATH above
-mkctx() {
-	sfs_mkdir "$CS/$1" || return
-	[ -z "${2:-}" ] || sfs_write "$CS/$1/language" "$2"$'\n' || return
-	sfs_write "$CS/$1/env/PATH" "$CPATH"$'\n'
-}
+mkctx() { sfs_ctx_make "$CS/$1" "${2:-}" "" "$CPATH"; }
 
 # code NAME TEXT [TIMEOUT]: run TEXT in context NAME; the writer's status
-code() { sfs_write "$CS/$1/code" "$2"$'\n' "${3:-$SFS_T}"; }
+code() { sfs_ctx_code "$CS/$1" "$2" "${3:-}"; }
 
 # field FILE KEY: the value of KEY in a key value file
 field() { timeout 5 awk -v k="$2" '$1 == k { print $2 }' "$1"; }

@@ -26,13 +26,10 @@ check "mkdir sessions/b" sfs_mkdir "$S"
 CS=$S/contexts
 
 # mkctx NAME [LANGUAGE]: a context
-mkctx() {
-	sfs_mkdir "$CS/$1" || return
-	[ -z "${2:-}" ] || sfs_write "$CS/$1/language" "$2"$'\n'
-}
+mkctx() { sfs_ctx_make "$CS/$1" "${2:-}"; }
 
 # code NAME TEXT [TIMEOUT]: run TEXT in context NAME; the writer's status
-code() { sfs_write "$CS/$1/code" "$2"$'\n' "${3:-$SFS_T}"; }
+code() { sfs_ctx_code "$CS/$1" "$2" "${3:-}"; }
 
 # json FILE EXPR: EXPR of the JSON in FILE (python, j is the document)
 json() {
