@@ -204,7 +204,8 @@ static const struct fops runs_ops = {
 
 static const struct fent ctx_tab[] = {
 	{ "language", FT_CTXLANG, FENT_RW, &lang_ops, 0, HOME_DIR,
-	  "python (default) or javascript, until the first code" },
+	  "python (default), javascript or typescript, until the first "
+	  "code" },
 	{ "cwd", FT_CTXCWD, FENT_RW, &fam_cwd_ops, 0, HOME_DIR,
 	  "the interpreter's cwd (default: the session's), until the first "
 	  "code" },

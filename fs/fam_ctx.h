@@ -33,7 +33,7 @@ enum {
 	FT_CTXRES,  /* results/N */
 	FT_CTXMAIN, /* results/N/main */
 	/* results/N/FORMAT: FT_CTXFMT + its index, CTX_NFMT types
-	 * (sessions/ctx/ctxproto.h), up to 78 */
+	 * (sessions/ctx/ctxproto.h), up to 79 */
 	FT_CTXFMT,
 };
 

@@ -253,15 +253,29 @@ static const struct fent res_dyn[] = {
 	FMT_ROW(7, "latex"),
 	FMT_ROW(8, "json"),
 	FMT_ROW(9, "javascript"),
+	FMT_ROW(10, "chart.json"),
 	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR,
 	  "the value's own format" },
 	{ 0 },
 };
 
+_Static_assert(sizeof(res_dyn) / sizeof(res_dyn[0]) == CTX_NFMT + 2,
+	       "a row per format, then main");
+
+/* The index of the format whose file is name (res_dyn's rows name the
+ * files: chart's is chart.json), or -1. */
+static int fmt_file_index(const char *name)
+{
+	for (int i = 0; i < CTX_NFMT; i++)
+		if (strcmp(res_dyn[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
 static fuse_ino_t res_lookup(const struct node *dir, const char *name,
 			     double *ttl)
 {
-	int i = ctx_fmt_index(name);
+	int i = fmt_file_index(name);
 
 	*ttl = FAM_ENTRY_TTL; /* a result never changes */
 	if (strcmp(name, "main") == 0)
@@ -276,7 +290,7 @@ static void res_list(struct dirbuf *d, const struct node *dir)
 	for (int i = 0; i < CTX_NFMT; i++)
 		if (dir->res->fmt[i].has)
 			fam_dir_add(
-				d, ctx_fmt_names[i],
+				d, res_dyn[i].name,
 				tree_ino(dir->res->id, (ft_t)(FT_CTXFMT + i)),
 				S_IFREG);
 	if (dir->res->main)

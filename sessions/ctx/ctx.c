@@ -21,7 +21,10 @@
 
 const char *ctx_lang_name(enum ctx_lang l)
 {
-	return l == CTX_PYTHON ? "python" : "javascript";
+	static const char *const names[] = { "python", "javascript",
+					     "typescript" };
+
+	return names[l];
 }
 
 const char *ctx_state_name(const struct ctx *c)
@@ -130,18 +133,19 @@ int ctx_set_language(struct ctx *c, const char *v, size_t len)
 
 	if (rc < 0)
 		return rc;
-	if (len == 6 && memcmp(v, "python", 6) == 0) {
-		c->lang = CTX_PYTHON;
-	} else if (len == 10 && memcmp(v, "javascript", 10) == 0) {
-		c->lang = CTX_JAVASCRIPT;
-	} else {
-		sess_error(c->sess,
-			   "contexts/%s/language: '%.*s' is not python or "
-			   "javascript",
-			   c->name, (int)(len > 40 ? 40 : len), v);
-		return -EINVAL;
+	for (int l = CTX_PYTHON; l <= CTX_TYPESCRIPT; l++) {
+		const char *name = ctx_lang_name((enum ctx_lang)l);
+
+		if (len == strlen(name) && memcmp(v, name, len) == 0) {
+			c->lang = (enum ctx_lang)l;
+			return 0;
+		}
 	}
-	return 0;
+	sess_error(c->sess,
+		   "contexts/%s/language: '%.*s' is not python, javascript "
+		   "or typescript",
+		   c->name, (int)(len > 40 ? 40 : len), v);
+	return -EINVAL;
 }
 
 int ctx_set_cwd(struct ctx *c, const char *path)

@@ -25,7 +25,8 @@
 
 struct sess;
 
-enum ctx_lang { CTX_PYTHON, CTX_JAVASCRIPT };
+/* typescript runs in node's driver too, each cell made javascript */
+enum ctx_lang { CTX_PYTHON, CTX_JAVASCRIPT, CTX_TYPESCRIPT };
 enum ctx_state { CTX_IDLE, CTX_RUNNING, CTX_INTERRUPTED, CTX_DEAD };
 
 struct ctx {

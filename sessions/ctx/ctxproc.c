@@ -25,14 +25,26 @@
 
 extern char **environ;
 
+/* The file a driver loads from its own directory (sfschart.py,
+ * sfsts.js), copied beside it. */
+static const char *companion(const char *file)
+{
+	return strcmp(file, "sfsctx.py") == 0 ? "sfschart.py" : "sfsts.js";
+}
+
 bool ctxproc_driver(const char *file, char *buf, size_t len)
 {
-	char src[PATH_MAX];
-	int rc;
+	const char *with = companion(file);
+	char src[PATH_MAX], wsrc[PATH_MAX], wpath[PATH_MAX];
+	int rc = -ENOENT;
 
 	if (!shell_find_file(file, src, sizeof(src)))
 		return false;
-	rc = rtdir_copy(src, file, 0444, buf, len);
+	/* its companion first: a copy of the driver runs beside its copy */
+	if (shell_find_file(with, wsrc, sizeof(wsrc)))
+		rc = rtdir_copy(wsrc, with, 0444, wpath, sizeof(wpath));
+	if (rc == 0)
+		rc = rtdir_copy(src, file, 0444, buf, len);
 	if (rc < 0) {
 		log_msg(LOG_WARNING,
 			"cannot copy %s into the runtime directory: %s", src,
@@ -85,6 +97,7 @@ static void child(const struct ctxproc_spec *sp, int out, int err)
 			 (char *)sp->driver,
 			 q,
 			 a,
+			 (char *)sp->arg,
 			 NULL };
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), fd, n = 0;
 
@@ -93,7 +106,7 @@ static void child(const struct ctxproc_spec *sp, int out, int err)
 	snprintf(q, sizeof(q), "%s/%s.q", sp->dir, sp->tag);
 	snprintf(a, sizeof(a), "%s/%s.a", sp->dir, sp->tag);
 	if (!sp->flag)
-		memmove(argv + 1, argv + 2, 4 * sizeof(*argv));
+		memmove(argv + 1, argv + 2, 5 * sizeof(*argv));
 	if (contain_enter(sp->cg) < 0 || null < 0 || dup2(null, 0) < 0 ||
 	    dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);

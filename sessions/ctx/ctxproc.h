@@ -18,6 +18,7 @@ struct ctxproc_spec {
 	const char *interp; /* python3 or node, looked up in envp's PATH */
 	const char *flag;   /* an option before the driver, or NULL */
 	const char *driver; /* the driver's file name (ctxproc_driver) */
+	const char *arg;    /* an argument after the fifos' paths, or NULL */
 	int dirfd;	    /* the session's directory, for the fifos */
 	const char *dir;
 	const char *tag; /* names the fifos: TAG.q and TAG.a */
@@ -46,7 +47,8 @@ struct ctxproc {
 #define CTXPROC_FDS 11
 
 /* The path of the driver file (sfsctx.py, sfsctx.js) for an interpreter
- * to run: a copy, mode 0444, in the runtime directory, made at the first
+ * to run: a copy, mode 0444, in the runtime directory beside one of the
+ * file it loads (sfschart.py, sfsts.js), made at the first
  * call from the file next to the daemon or installed (shell_find_file),
  * so that an owner who may not reach that path (a build tree in a 0700
  * home) runs it too; the file itself when it cannot be copied (logged).

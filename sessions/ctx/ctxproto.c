@@ -11,8 +11,8 @@
 #include "sessions/ctx/ctxproto.h"
 
 const char *const ctx_fmt_names[CTX_NFMT] = {
-	"text", "html", "markdown", "svg",  "png",
-	"jpeg", "pdf",	"latex",    "json", "javascript",
+	"text", "html",	 "markdown", "svg",	   "png",   "jpeg",
+	"pdf",	"latex", "json",     "javascript", "chart",
 };
 
 int ctx_fmt_index(const char *name)

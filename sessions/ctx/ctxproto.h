@@ -51,8 +51,9 @@ void ctxproto_put(struct strbuf *b, const char *tag, const void *data,
 		  size_t len);
 
 /* The formats a result may have, in the order result.json lists them;
- * png and jpeg (and pdf) are binary, base64 in result.json. */
-#define CTX_NFMT 10
+ * png and jpeg (and pdf) are binary, base64 in result.json; chart is a
+ * matplotlib figure's data (JSON text, a string there as json is). */
+#define CTX_NFMT 11
 extern const char *const ctx_fmt_names[CTX_NFMT];
 /* The index of a format name, or -1. */
 int ctx_fmt_index(const char *name);

@@ -212,6 +212,7 @@ static int spawn_with(struct ctx *c, const char *drv)
 		.interp = c->lang == CTX_PYTHON ? "python3" : "node",
 		.flag = c->lang == CTX_PYTHON ? NULL : "--expose-internals",
 		.driver = drv,
+		.arg = c->lang == CTX_TYPESCRIPT ? "typescript" : NULL,
 		.dirfd = s->dirfd,
 		.dir = s->dir,
 		.tag = tag,

@@ -204,9 +204,8 @@ static void restore_settings(struct ctx *c, const struct state_r *o)
 	char *key = state_get_str(o, C_KEY);
 	int64_t err = state_get_i64(o, C_START_ERR, EIO);
 
-	c->lang = state_get_u64(o, C_LANG, 0) == CTX_JAVASCRIPT ?
-			  CTX_JAVASCRIPT :
-			  CTX_PYTHON;
+	c->lang = (enum ctx_lang)u64_at_most(o, C_LANG, CTX_PYTHON,
+					     CTX_TYPESCRIPT);
 	c->locked = state_get_u64(o, C_LOCKED, 0) != 0;
 	c->timeout_ms = u64_at_most(o, C_TIMEOUT, c->timeout_ms,
 				    NAME_TIMEOUT_MAX_MS);

@@ -187,7 +187,7 @@ START_TEST(formats)
 {
 	ck_assert_int_eq(ctx_fmt_index("text"), 0);
 	ck_assert_int_eq(ctx_fmt_index("png"), 4);
-	ck_assert_int_eq(ctx_fmt_index("javascript"), CTX_NFMT - 1);
+	ck_assert_int_eq(ctx_fmt_index("chart"), CTX_NFMT - 1);
 	ck_assert_int_eq(ctx_fmt_index("main"), -1);
 	ck_assert_int_eq(ctx_fmt_index(""), -1);
 }

@@ -9,6 +9,10 @@
 // process.stdout are the process's descriptors 1 and 2, which the daemon
 // reads apart from all this.
 //
+// With a third argument "typescript", each cell is made javascript first
+// (sfsts.js: node's own type stripping, else the typescript package the
+// cell's require finds), then runs as javascript does.
+//
 // The code runs in one vm context. Top-level let, const and class become
 // assignments to the context's global object, so that they persist and
 // a later execution may declare them again; code with a top-level await
@@ -25,6 +29,7 @@ const util = require('util');
 const path = require('path');
 const Module = require('module');
 const net = require('net');
+const ts = require('./sfsts.js');
 
 function loadAcorn() {
   for (const name of ['internal/deps/acorn/acorn/dist/acorn', 'acorn']) {
@@ -169,6 +174,11 @@ const sandbox = {
 sandbox.globalThis = sandbox;
 sandbox.global = sandbox;
 const context = vm.createContext(sandbox);
+const typescript = process.argv[4] === 'typescript' ? ts.transpiler(sandbox.require) : null;
+if (typescript && typescript.missing) {
+  send('fatal', typescript.missing);
+  process.exit(1);
+}
 let count = 0;
 let running = null; // the interrupt of the execution in progress
 let interruptPending = false; // an interrupt before the user's code began
@@ -213,8 +223,8 @@ function errorFrames(e) {
   send('ename', name);
   send('evalue', value);
   for (const line of stack) {
-    if (line.includes(__filename) || /\(node:|at node:/.test(line)) continue;
-    send('etrace', line);
+    if (line.includes(__filename) || line.includes(ts.file) || /\(node:|at node:/.test(line)) continue;
+    send('etrace', typescript ? typescript.lines(line) : line);
   }
 }
 
@@ -232,11 +242,11 @@ function drained(s) {
 }
 
 async function run(src, filename) {
-  let code = src;
+  let code = typescript ? typescript.cell(src, filename) : src;
   let isAsync = false;
   if (acorn) {
     try {
-      const t = transform(src);
+      const t = transform(code);
       for (const n of t.declared) if (!(n in sandbox)) sandbox[n] = undefined;
       ({ code, isAsync } = t);
     } catch (e) {

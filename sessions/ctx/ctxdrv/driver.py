@@ -4,7 +4,7 @@
 # user's code inherits them) and moves to random high descriptors.
 # Requests are frames "code LEN\nKEY PATH" (the execution's key, the file
 # holding the code); the answer of each is frames "result", one per
-# format ("text", "html", "png", ...), "main", "ename", "evalue",
+# format ("text", "html", "png", "chart", ...), "main", "ename", "evalue",
 # "etrace", then "done", each payload starting with KEY. The user's
 # stdout and stderr are the process's own descriptors 1 and 2, read by
 # the daemon apart from all this.
@@ -181,9 +181,19 @@ class Driver:
             fig = plt.figure(num)
             png = io.BytesIO()
             fig.savefig(png, format="png")
-            self.results.append(({"text": repr(fig),
-                                  "png": png.getvalue()}, False))
+            self.results.append(({"text": repr(fig), "png": png.getvalue(),
+                                  "chart": self.chart(num, fig)}, False))
         plt.close("all")
+
+    def chart(self, num, fig):
+        """chart.json of a figure drawn (sfschart.py); {"type":
+        "unknown"} and a line on stderr when reading it fails."""
+        try:
+            return charts().chart_json(fig)
+        except Exception as e:
+            sys.stderr.write("sessionfs: figure %d's chart cannot be read "
+                             "(%s)\n" % (num, self.describe(e)))
+            return '{"type": "unknown"}'
 
     # -- one execution -------------------------------------------------
     def run(self, path):
@@ -328,6 +338,18 @@ class Driver:
                     self.send("done")
 
 
+def charts():
+    """sfschart.py, next to this file, loaded once."""
+    mod = sys.modules.get("sfschart")
+    if mod is None:
+        path = os.path.join(os.path.dirname(DRIVER), "sfschart.py")
+        spec = importlib.util.spec_from_file_location("sfschart", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules["sfschart"] = mod
+    return mod
+
+
 class PlotHook(importlib.abc.MetaPathFinder):
     """matplotlib renders with Agg, set before the user's code imports it,
     and plt.show() hands the figures over instead of opening a window."""
@@ -356,6 +378,10 @@ class PlotHook(importlib.abc.MetaPathFinder):
                 module.use("agg")
             else:
                 module.show = lambda *a, **k: self.driver.figures()
+                try:
+                    charts().hook(sys.modules["matplotlib.axes"].Axes)
+                except Exception:
+                    pass  # box plots read as unknown
         spec.loader.exec_module = exec_module
         return spec
 
