@@ -72,13 +72,10 @@ def points(xy, label, budget):
     return el
 
 
-def tick_label(ax, x):
-    """The x tick label at x (a bar's category), else x itself."""
-    for t in ax.get_xticklabels():
-        pos = t.get_position()[0]
-        if t.get_text() and abs(pos - x) < 1e-9:
-            return t.get_text()
-    return "%g" % x
+def tick_labels(ax):
+    """The x tick labels by position (of a bar's category)."""
+    return {round(t.get_position()[0], 9): t.get_text()
+            for t in ax.get_xticklabels()[:POINTS_MAX] if t.get_text()}
 
 
 def bars(ax, containers, budget):
@@ -93,13 +90,15 @@ def bars(ax, containers, budget):
                                   for a, b in zip(e, e[1:]))
                for e in all_edges)
     out = []
+    names = tick_labels(ax)
     for c, e in zip(containers, all_edges):
         group = c.get_label()
         if hist:
             out.append({"label": group, "edges": [num(a[0]) for a in e] +
                         [num(e[-1][1])], "counts": [num(a[2]) for a in e]})
         else:
-            out += [{"label": tick_label(ax, (a[0] + a[1]) / 2),
+            out += [{"label": names.get(round((a[0] + a[1]) / 2, 9),
+                                        "%g" % ((a[0] + a[1]) / 2)),
                      "group": group, "value": num(a[2])} for a in e]
     return ("histogram" if hist else "bar"), out, cut
 

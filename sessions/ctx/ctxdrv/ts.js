@@ -15,8 +15,19 @@ const MAPS_MAX = 1000; // the cells whose source maps are kept
 const PROBE = 'let probe: number = 1; probe';
 
 // node's own stripping, checked on a probe (its forms changed between
-// versions), or null.
+// versions), or null. Its warning that it is experimental, given once at
+// the first call, is kept from the context's output between executions.
 function stripper() {
+  const warn = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    return firstStripper();
+  } finally {
+    process.emitWarning = warn;
+  }
+}
+
+function firstStripper() {
   const tries = [
     () => (src) => Module.stripTypeScriptTypes(src),
     () => {
