@@ -236,11 +236,11 @@ static char *main_text(const struct node *n, size_t *len)
 
 static const struct fops main_ops = { .text = main_text };
 
-#define FMT_ROW(i, name)                                                       \
+#define FMT_ROW_DOC(i, name, doc)                                              \
 	{                                                                      \
-		name, FT_CTXFMT + (i), FENT_RO, &fmt_ops, 0, HOME_DIR,         \
-			"its formats, one file each"                           \
+		name, FT_CTXFMT + (i), FENT_RO, &fmt_ops, 0, HOME_DIR, doc     \
 	}
+#define FMT_ROW(i, name) FMT_ROW_DOC(i, name, "its formats, one file each")
 
 static const struct fent res_dyn[] = {
 	FMT_ROW(0, "text"),
@@ -253,7 +253,8 @@ static const struct fent res_dyn[] = {
 	FMT_ROW(7, "latex"),
 	FMT_ROW(8, "json"),
 	FMT_ROW(9, "javascript"),
-	FMT_ROW(10, "chart.json"),
+	FMT_ROW_DOC(10, "chart.json",
+		    "a matplotlib figure's data (type, title, axes, series)"),
 	{ "main", FT_CTXMAIN, FENT_RO, &main_ops, 0, HOME_DIR,
 	  "the value's own format" },
 	{ 0 },

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
+#include "sessions/core/jsonck.h"
 #include "sessions/ctx/ctxproto.h"
 
 const char *const ctx_fmt_names[CTX_NFMT] = {
@@ -463,6 +464,16 @@ static bool fmt_binary(int i)
 	return i == 4 || i == 5 || i == 6; /* png, jpeg, pdf */
 }
 
+/* A chart as it is when it is JSON: its frame comes from the user's
+ * interpreter, which may send anything. */
+static void chart_value(struct strbuf *b, const char *p, size_t len)
+{
+	if (jsonck_valid(p, len))
+		sb_add(b, p, len);
+	else
+		sb_add(b, "{\"type\": \"unknown\"}", 19);
+}
+
 /* One result, its formats while *room (bytes of formats) lasts; the
  * others are named in "omittedFormats". */
 static void result_object(struct strbuf *b, const struct ctx_result *r,
@@ -484,6 +495,8 @@ static void result_object(struct strbuf *b, const struct ctx_result *r,
 			sb_add(b, "\"", 1);
 			ctx_base64(b, r->fmt[i].p, r->fmt[i].len);
 			sb_add(b, "\"", 1);
+		} else if (i == CTX_FMT_CHART) {
+			chart_value(b, r->fmt[i].p, r->fmt[i].len);
 		} else {
 			sb_add_json(b, r->fmt[i].p, r->fmt[i].len);
 		}

@@ -52,8 +52,10 @@ void ctxproto_put(struct strbuf *b, const char *tag, const void *data,
 
 /* The formats a result may have, in the order result.json lists them;
  * png and jpeg (and pdf) are binary, base64 in result.json; chart is a
- * matplotlib figure's data (JSON text, a string there as json is). */
-#define CTX_NFMT 11
+ * matplotlib figure's data, a JSON object there as the SDKs give it
+ * ({"type": "unknown"} when its text is not JSON). */
+#define CTX_NFMT      11
+#define CTX_FMT_CHART 10
 extern const char *const ctx_fmt_names[CTX_NFMT];
 /* The index of a format name, or -1. */
 int ctx_fmt_index(const char *name);

@@ -4,7 +4,8 @@
 # figure of two axes each give results/N/chart.json beside png, whose
 # type, title, labels, unit and series are those the cell plotted (the
 # cell writes what it plotted to a file, compared here); result.json
-# names chart; an image gives unknown; a scatter of a million points is
+# has chart as an object (unknown for a chart that is not JSON, which the
+# code forged through the driver); an image gives unknown; a scatter of a million points is
 # cut at 10000 ("truncated") and its chart.json stays small; a reader
 # broken by the user's code (Axes.get_title raises) gives unknown and the
 # execution still succeeds, with its png. TypeScript: with the
@@ -70,8 +71,13 @@ assert_eq ok "$(chart_ok line 'c["type"] == "line" and c["title"] == "waves" and
 	"a line chart: its title, labels, unit, ticks and both series' points"
 assert_eq ok "$(timeout 10 python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
-print("ok" if json.loads(r["chart"])["type"] == "line" and "png" in r else r.keys())' "$P/result.json")" \
-	"result.json names chart (its JSON text) beside png"
+print("ok" if r["chart"] == json.load(open(sys.argv[2])) and "png" in r else r.keys())' "$P/result.json" "$P/results/1/chart.json")" \
+	"result.json has chart (chart.json as an object) beside png"
+check "a chart that is not JSON (made by the code, through the driver)" code py 'display.__self__.results.append(({"chart": "{\"type\": [1,"}, False))'
+assert_file_eq "$P/results/1/chart.json" '{"type": [1,' "chart.json has its bytes"
+assert_eq unknown "$(timeout 10 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0]["chart"]["type"])' "$P/result.json")" \
+	"result.json stays JSON: its chart is unknown"
+check "the line plot again" code py 'plt.plot(x, y, label="sin"); plt.show()'
 assert_true "results/1 lists chart.json" "$(ls "$P/results/1" | tr '\n' ' ')" \
 	grep -qx chart.json <(timeout 5 ls "$P/results/1")
 

@@ -2,6 +2,7 @@
  * ctxproto_put) and an execution's record with its texts (error and
  * result.json). */
 #include <errno.h>
+#include "sessions/core/jsonck.h"
 #include "sessions/ctx/ctxproto.h"
 #include "unit.h"
 
@@ -387,6 +388,84 @@ START_TEST(json_bound)
 }
 END_TEST
 
+/* A chart is embedded in result.json as the object it is, or
+ * {"type": "unknown"} when its text is not JSON. */
+START_TEST(chart_json)
+{
+	struct ctx_exec e = { 0 };
+	size_t len;
+	char *t;
+
+	frame(&e, "result", "", 0);
+	frame(&e, "chart", "{\"type\": \"line\", \"elements\": [1, -2.5e3]}",
+	      0);
+	frame(&e, "result", "", 0);
+	frame(&e, "chart", "{\"type\": \"line\"}, \"x\": 1}", 0);
+	t = ctx_exec_json(&e, "", 0, "", 0, &len);
+	ck_assert_str_eq(t, "{\"results\": [{\"chart\": {\"type\": \"line\", "
+			    "\"elements\": [1, -2.5e3]}, \"isMainResult\": "
+			    "false}, {\"chart\": {\"type\": \"unknown\"}, "
+			    "\"isMainResult\": false}], \"logs\": {\"stdout\": "
+			    "[], \"stderr\": []}, \"error\": null, "
+			    "\"executionCount\": 0}\n");
+	free(t);
+	ctx_exec_free(&e, NULL);
+}
+END_TEST
+
+/* jsonck_valid: JSON values and not quite, depth bounded. */
+START_TEST(json_check)
+{
+	static const char *const good[] = {
+		"0",
+		"-0.5e+7",
+		" [1, 2 ]\n",
+		"{}",
+		"[]",
+		"\"a\\u00e9\\n\"",
+		"{\"a\": {\"b\": [true, false, null]}}",
+		"1E5",
+	};
+	static const char *const bad[] = {
+		"",
+		" ",
+		"01",
+		"1.",
+		"-",
+		".5",
+		"[1,]",
+		"{\"a\" 1}",
+		"{a: 1}",
+		"[1] [2]",
+		"\"\\x\"",
+		"\"\\u12g4\"",
+		"\"\t\"",
+		"\"\xc3\xa9\"",
+		"tru",
+		"nulls",
+		"[",
+		"\"open",
+		"{\"a\": 1,}",
+		"1e",
+	};
+	char deep[2 * JSONCK_DEPTH_MAX + 4];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
+		ck_assert_msg(jsonck_valid(good[i], strlen(good[i])), "%s",
+			      good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ck_assert_msg(!jsonck_valid(bad[i], strlen(bad[i])), "%s",
+			      bad[i]);
+	ck_assert(!jsonck_valid("[1]\0", 4)); /* a NUL is no blank */
+	memset(deep, '[', JSONCK_DEPTH_MAX);
+	memset(deep + JSONCK_DEPTH_MAX, ']', JSONCK_DEPTH_MAX);
+	ck_assert(jsonck_valid(deep, 2 * JSONCK_DEPTH_MAX));
+	memset(deep, '[', JSONCK_DEPTH_MAX + 1);
+	memset(deep + JSONCK_DEPTH_MAX + 1, ']', JSONCK_DEPTH_MAX + 1);
+	ck_assert(!jsonck_valid(deep, 2 * JSONCK_DEPTH_MAX + 2));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("ctxproto");
@@ -408,6 +487,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, error_bound);
 	tcase_add_test(tc, trace_nul);
 	tcase_add_test(tc, json_bound);
+	tcase_add_test(tc, chart_json);
+	tcase_add_test(tc, json_check);
 	suite_add_tcase(s, tc);
 	return s;
 }
