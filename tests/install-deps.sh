@@ -32,6 +32,9 @@ packages+=(python3-matplotlib python3-pandas python3-ipykernel
 packages+=(autoconf automake g++ perl git)
 # t79 waits for a port that OpenBSD's nc -l listens on
 packages+=(netcat-openbsd)
+# tests/containers.sh: podman (runc: crun refuses hybrid cgroups) and a
+# Debian base image made by debootstrap
+packages+=(podman runc debootstrap)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

@@ -43,6 +43,10 @@ echo "== pjdfstest in files/ (POSIX conformance; the expected failures are in te
 SESSIONFS_BIN=$top/build-test/sessionfs bash tests/pjdfstest.sh
 echo "== examples (shell, Python, Node.js)"
 bash tests/examples.sh "$top/build-test/sessionfs"
+if command -v podman >/dev/null; then
+	echo "== containers (podman: the image built from examples/container, its daemon and consumers)"
+	bash tests/containers.sh
+fi
 
 echo "== build with AddressSanitizer and UndefinedBehaviorSanitizer"
 build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
