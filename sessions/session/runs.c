@@ -138,7 +138,7 @@ static void finish_active(struct sess *s, int code, int sig)
 		   r->end == END_NONE ? END_EXITED : r->end);
 	if (r->fifo_gen)
 		chores_trash_fifos(s, r->fifo_gen);
-	run_forget_files(r, RUN_F_PRE, sess_trash, s);
+	run_forget_files(r, RUN_F_PRE | RUN_F_OPT | RUN_F_IN, sess_trash, s);
 	trim_history(s);
 	killall_check();
 	kill_arm(s);
