@@ -115,6 +115,25 @@ static int sess_takes(struct sess *s, const char *name, size_t len, bool unset)
 	return 0;
 }
 
+/* The session's variables and the run's, with name set to len bytes,
+ * within the environment's room (as sess_takes counts it). */
+static int run_fits(struct sess *s, struct run *r, const char *name, size_t len)
+{
+	const struct envvar *v = envmap_get(runopts_env(r), name);
+	size_t total = envmap_exec_bytes(&s->env) +
+		       envmap_exec_bytes(runopts_env(r)) + strlen(name) + len +
+		       2 + sizeof(char *) -
+		       (v ? strlen(name) + v->len + 2 + sizeof(char *) : 0);
+
+	if (total <= env_budget())
+		return 0;
+	sess_error(s,
+		   "%s/%s/env/%s: the run's environment would be %zu bytes, "
+		   "more than %zu (half of ARG_MAX)",
+		   RUN_DIR(r), r->name, name, total, env_budget());
+	return -E2BIG;
+}
+
 /* The same for a run's own variable (empty: unset for it), which its
  * cmd, once written, no longer takes. */
 static int run_takes(struct sess *s, struct run *r, const char *name,
@@ -128,7 +147,9 @@ static int run_takes(struct sess *s, struct run *r, const char *name,
 		return -EBUSY;
 	}
 	rc = sess_env_check(s, name, "", 0);
-	return rc < 0 ? rc : sess_takes(s, name, len, len == 0);
+	if (rc == 0)
+		rc = sess_takes(s, name, len, len == 0);
+	return rc < 0 ? rc : run_fits(s, r, name, len);
 }
 
 /* The same for the root env/: every session must take it. */

@@ -133,11 +133,15 @@ static bool from_driver(struct sess *s, const struct shell_frame *f)
  * entered): the run ends as an error, and error says why. The cwd stays
  * the session's, tried again at the next run, as a new shell would be
  * started there: no run goes elsewhere until a cwd that can be entered
- * is written. */
+ * is written. A run's own options that failed leave the session's cwd
+ * alone. */
 static void run_not_started(struct sess *s, const struct shell_frame *f)
 {
+	size_t n = sizeof(SHELL_OPT_WHY) - 1;
+
 	s->active->end = END_ERROR;
-	s->pend_cwd = true;
+	if (f->env_len < n || memcmp(f->env, SHELL_OPT_WHY, n) != 0)
+		s->pend_cwd = true;
 	sess_error(s, "run %s: %.*s", s->active->name,
 		   (int)strnlen(f->env, f->env_len < 512 ? f->env_len : 512),
 		   f->env);

@@ -60,6 +60,8 @@ void drv_pre_cd(char *path, char *why, size_t cap);
  * it could not; puts back after the run what the command left as given
  * (also at the shell's exit). */
 void drv_opts_apply(const char *id, const char *flags, char *why, size_t cap);
+/* What begins such a why (SHELL_OPT_WHY). */
+#define DRV_OPT_WHY "option "
 void drv_opts_restore(void);
 /* Opens path (flags) onto the descriptor target: 0 or -1. */
 int drv_put_fd(const char *path, int flags, int target);

@@ -128,15 +128,18 @@ static void apply_file(const char *id, char *why, size_t cap)
 
 void drv_opts_apply(const char *id, const char *flags, char *why, size_t cap)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], err[PATH_MAX + 128] = "";
 
 	if (strchr(flags, 'o'))
-		apply_file(id, why, cap);
-	if (strchr(flags, 'i') && !why[0]) {
+		apply_file(id, err, sizeof(err));
+	if (strchr(flags, 'i') && !err[0]) {
 		snprintf(path, sizeof(path), "%s/r%s.in", drv.dir, id);
 		if (drv_put_fd(path, O_RDONLY | O_NOFOLLOW, 0) < 0)
-			snprintf(why, cap, "stdin: %s", strerror(errno));
+			snprintf(err, sizeof(err), "stdin: %s",
+				 strerror(errno));
 	}
+	if (err[0])
+		snprintf(why, cap, "%s%s", DRV_OPT_WHY, err);
 }
 
 /* Whether g is as the run was given it: then it goes back. */

@@ -8,12 +8,14 @@
 # variables, literal values, a cwd that does not exist or that the owner
 # may not enter, options after cmd (EBUSY), stdin past its bound (EFBIG).
 # status and result.json show the options; an upgrade in place between
-# the options and the cmd keeps them.
+# the options and the cmd keeps them. Another user (allow_other) may not
+# write them; a cwd the owner may not enter fails the run.
 # shellcheck disable=SC2016
+SFS_T=${SFS_T:-20}
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-sfs_mount
+sfs_start_mount mount -o allow_other || { SFS_DONE=1; exit 1; }
 
 S=$MNT/sessions/opts
 check "mkdir sessions/opts" sfs_mkdir "$S"
@@ -115,8 +117,24 @@ check "runs/nodir/cwd that does not exist" sfs_write "$S/runs/nodir/cwd" "$WD/no
 sfs_write "$S/runs/nodir/cmd" $'echo ran\n' 10
 assert_file_match "$S/runs/nodir/status" '^state error$' "a cwd that does not exist: the run's state is error"
 assert_eq "" "$(out nodir)" "and its command did not run"
-assert_file_match "$S/error" "cwd $WD/nonexistent: No such file" "the error file says why"
+assert_file_match "$S/error" "run nodir: option cwd $WD/nonexistent: No such file" "the error file says why"
 assert_eq "$WD/a" "$(sfs_run_out "$S" 'pwd')" "the session's cwd is as before"
+# what the shell has readonly (not exported) or as an array: the run
+# fails, its command not run, and the shell keeps it
+check "a plain readonly and an array in the shell" sfs_run "$S" 'declare -r RP=ro; declare -a AR=(1 2)'
+for v in RP AR; do
+	check "mkdir runs/v$v" mk "v$v"
+	check "runs/v$v/env/$v" sfs_write "$S/runs/v$v/env/$v" 'x'
+	sfs_write "$S/runs/v$v/cmd" $'echo ran\n' 10
+	assert_file_match "$S/runs/v$v/status" '^state error$' "env/$v on a shell's $v: the run's state is error"
+	assert_eq "" "$(out "v$v")" "env/$v: its command did not run"
+done
+assert_file_match "$S/error" 'env/RP: readonly in the shell' "the error file says why (readonly)"
+assert_file_match "$S/error" 'env/AR: an array in the shell' "the error file says why (array)"
+assert_eq "ro 1 2" "$(sfs_run_out "$S" 'echo "$RP ${AR[*]}"')" "the shell keeps RP and AR"
+check "mkdir runs/big2" mk big2
+head -c $((128 * 1024)) /dev/zero | tr '\0' x >"$SFS_TMP/v128k"
+assert_errno E2BIG "a value of 128 KiB: E2BIG" bash -c 'cat <"$1" >"$2"' _ "$SFS_TMP/v128k" "$S/runs/big2/env/BIG"
 # a function named like a builtin changes nothing
 check "functions cd, export, builtin" sfs_run "$S" 'cd() { echo fake-cd; }; export() { echo fake; }; unset() { echo fake; }'
 check "mkdir runs/fn" mk fn
@@ -151,5 +169,26 @@ sfs_until 30 bash -c '[ "$(grep -c "upgrade: serving" "$1")" -gt "$2" ]' _ "$SFS
 assert_file_eq "$S/runs/up/env/U" $'kept\n' "after the upgrade: env/U kept"
 check "runs/up/cmd" sfs_write "$S/runs/up/cmd" $'echo "$U $PWD $(cat)"\n'
 assert_eq "kept $WD/b in-kept" "$(out up)" "after the upgrade: the options hold"
+
+# 8. another user (allow_other)
+OTHER=65534
+AS=(setpriv --reuid=$OTHER --regid=$OTHER --clear-groups)
+check "mkdir runs/theirs" mk theirs
+for f in env/V cwd stdin; do
+	assert_errno EACCES "another user may not write runs/theirs/$f" \
+		"${AS[@]}" bash -c 'echo x >"$1"' _ "$S/runs/theirs/$f"
+done
+assert_errno EACCES "nor list runs/theirs/env" "${AS[@]}" ls "$S/runs/theirs/env"
+check "another user makes a session" "${AS[@]}" mkdir "$MNT/sessions/other"
+O=$MNT/sessions/other
+check "and a named run in it" "${AS[@]}" mkdir "$O/runs/r"
+check "whose cwd it may not enter (a 0700 directory of root's)" \
+	"${AS[@]}" bash -c 'printf %s "$2" >"$1"' _ "$O/runs/r/cwd" "$SFS_TMP"
+check "and env/W" "${AS[@]}" bash -c 'printf w >"$1"' _ "$O/runs/r/env/W"
+"${AS[@]}" timeout -k 2 10 bash -c 'echo "echo ran" >"$1"' _ "$O/runs/r/cmd" 2>/dev/null
+assert_file_match "$O/runs/r/status" '^state error$' "a cwd the owner may not enter: state error"
+assert_file_match "$O/error" "cwd $SFS_TMP: Permission denied" "the error file says why"
+assert_eq "unset" "$("${AS[@]}" timeout -k 2 10 bash -c 'echo "echo \${W-unset}" >"$1/cmd"; cat "$1/stdout" "$1/stderr"' _ "$O" 2>&1)" \
+	"its next run has none of its options"
 
 sfs_done
