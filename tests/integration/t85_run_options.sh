@@ -9,7 +9,8 @@
 # may not enter, options after cmd (EBUSY), stdin past its bound (EFBIG).
 # status and result.json show the options; an upgrade in place between
 # the options and the cmd keeps them. Another user (allow_other) may not
-# write them; a cwd the owner may not enter fails the run.
+# write them; a cwd the owner may not enter fails the run. A crash of the
+# server between them and the cmd keeps them too.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-20}
 # shellcheck source=lib.sh
@@ -170,7 +171,28 @@ assert_file_eq "$S/runs/up/env/U" $'kept\n' "after the upgrade: env/U kept"
 check "runs/up/cmd" sfs_write "$S/runs/up/cmd" $'echo "$U $PWD $(cat)"\n'
 assert_eq "kept $WD/b in-kept" "$(out up)" "after the upgrade: the options hold"
 
-# 8. another user (allow_other)
+# 8. a crash of the server between the options and the cmd: the keeper's
+# new server has them from the checkpoint (written 100 ms after a change
+# at most: 1 s is ample even on a loaded machine)
+health_val() { timeout 5 sed -n "s/^$1 //p" "$MNT/health" 2>/dev/null; }
+check "mkdir runs/cr" mk cr
+check "runs/cr/env/C" sfs_write "$S/runs/cr/env/C" 'crash-kept'
+check "runs/cr/cwd" sfs_write "$S/runs/cr/cwd" "$WD/b"
+check "runs/cr/stdin" sfs_write "$S/runs/cr/stdin" 'in-crash'
+sleep 1
+old=$(health_val pid)
+if [ -n "$old" ] && kill -KILL "$old"; then
+	sfs_wait_gone "$old" 5
+	sfs_until 20 bash -c 'p=$(timeout 5 sed -n "s/^pid //p" "$1/health" 2>/dev/null); [ -n "$p" ] && [ "$p" != "$2" ]' _ "$MNT" "$old"
+	assert_file_eq "$S/runs/cr/env/C" $'crash-kept\n' "after a crash: env/C kept"
+	check "runs/cr/cmd" sfs_write "$S/runs/cr/cmd" $'echo "$C $PWD $(cat)"\n'
+	assert_eq "crash-kept $WD/b in-crash" "$(out cr)" "after a crash: the options hold"
+	sfs_note_server
+else
+	fail "a crash of the server" "health names no pid"
+fi
+
+# 9. another user (allow_other)
 OTHER=65534
 AS=(setpriv --reuid=$OTHER --regid=$OTHER --clear-groups)
 check "mkdir runs/theirs" mk theirs
