@@ -15,8 +15,27 @@
 #include "sessions/session/run.h"
 #include "sessions/session/runopts.h"
 #include "sessions/session/shell.h"
+#include "sessions/session/spool.h"
 
 static const struct envmap no_env = { .kind = OBJ_NONE };
+
+/* A stdin file takes room where the spools do: it counts in their
+ * budget (spool.h) from its write to the end of its run. */
+static int charge(struct run_opts *o, uint64_t to)
+{
+	uint64_t from = o->charged;
+	struct spool d = { .size = to > from ? to - from : from - to };
+
+	if (to > from && spool_budget() &&
+	    spool_used() + d.size > spool_budget())
+		return -ENOSPC;
+	if (to > from)
+		spool_charge(&d);
+	else
+		spool_release(&d);
+	o->charged = to;
+	return 0;
+}
 
 /* r's options, made at the first one; NULL on ENOMEM. */
 static struct run_opts *opts_of(struct run *r)
@@ -111,14 +130,18 @@ int runopts_write_stdin(struct run *r, int dirfd, uid_t uid, gid_t gid,
 	at = off < 0 ? r->opts->stdin_len : (uint64_t)off;
 	if (at + size > RUNOPTS_STDIN_MAX)
 		return -EFBIG;
+	if (at + size > r->opts->stdin_len &&
+	    (rc = charge(r->opts, at + size)) < 0)
+		return rc;
 	fd = open_stdin(r, dirfd, uid, gid);
+	n = fd < 0 ? fd : pwrite(fd, buf, size, (off_t)at);
+	if (n == (ssize_t)size && at + size > r->opts->stdin_len)
+		r->opts->stdin_len = at + size;
+	charge(r->opts, r->opts->stdin_len); /* what was not written */
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, buf, size, (off_t)at);
 	if (n != (ssize_t)size)
 		rc = n < 0 ? -errno : -ENOSPC;
-	else if (at + size > r->opts->stdin_len)
-		r->opts->stdin_len = at + size;
 	close(fd);
 	state_touch();
 	return rc;
@@ -135,14 +158,16 @@ int runopts_truncate_stdin(struct run *r, int dirfd, uid_t uid, gid_t gid,
 		return -EFBIG;
 	if (!opts_of(r))
 		return -ENOMEM;
+	if ((rc = charge(r->opts, len)) < 0)
+		return rc;
 	fd = open_stdin(r, dirfd, uid, gid);
-	if (fd < 0)
-		return fd;
-	if (ftruncate(fd, (off_t)len) < 0)
-		rc = -errno;
-	else
+	if (fd >= 0 && ftruncate(fd, (off_t)len) == 0)
 		r->opts->stdin_len = len;
-	close(fd);
+	else
+		rc = fd < 0 ? fd : -errno;
+	charge(r->opts, r->opts->stdin_len);
+	if (fd >= 0)
+		close(fd);
 	state_touch();
 	return rc;
 }
@@ -263,10 +288,18 @@ void runopts_json(const struct run *r, struct strbuf *b)
 		sb_addf(b, ",\"stdinBytes\":null}");
 }
 
+void runopts_done(struct run *r)
+{
+	if (!r->opts)
+		return;
+	charge(r->opts, 0);
+}
+
 void runopts_free(struct run *r)
 {
 	if (!r->opts)
 		return;
+	runopts_done(r);
 	envmap_free(&r->opts->env);
 	free(r->opts->cwd);
 	free(r->opts);
@@ -299,4 +332,6 @@ void runopts_restore(struct run *r, const struct state_r *o, uint16_t key)
 	r->opts->cwd = state_get_str(&b, O_CWD);
 	r->opts->has_stdin = state_get_u64(&b, O_HAS_STDIN, 0) != 0;
 	r->opts->stdin_len = state_get_u64(&b, O_STDIN_LEN, 0);
+	if (!(r->files & RUN_F_IN) || charge(r->opts, r->opts->stdin_len) < 0)
+		charge(r->opts, 0); /* its file is gone, or past the budget */
 }

@@ -27,6 +27,7 @@ struct run_opts {
 	char *cwd;	   /* NULL: the session's */
 	bool has_stdin;	   /* r<id>.in holds stdin_len bytes */
 	uint64_t stdin_len;
+	uint64_t charged; /* bytes of it in the spools' budget */
 };
 
 /* Whether r may still take options (its cmd is not written). */
@@ -57,6 +58,9 @@ char **runopts_envp(const struct run *r, const struct envmap *base);
  * ",\"options\":{...}" of result.json; nothing without options. */
 void runopts_status(const struct run *r, struct strbuf *b);
 void runopts_json(const struct run *r, struct strbuf *b);
+/* r has ended: its stdin file goes, and its room in the spools' budget
+ * (the status keeps its size). */
+void runopts_done(struct run *r);
 void runopts_free(struct run *r);
 /* An upgrade or a checkpoint: r's options as object key. */
 void runopts_save(const struct run *r, struct state_w *w, uint16_t key);

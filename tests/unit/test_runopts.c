@@ -8,6 +8,7 @@
 #include "sessions/core/state.h"
 #include "sessions/session/run.h"
 #include "sessions/session/runopts.h"
+#include "sessions/session/spool.h"
 #include "unit.h"
 
 static int dirfd_tmp(char *dir, size_t cap)
@@ -115,6 +116,18 @@ START_TEST(stdin_file)
 	ck_assert_int_eq(runopts_write_file(r, dfd, getuid(), getgid()), 0);
 	ck_assert(r->files & RUN_F_OPT);
 	ck_assert(r->files & RUN_F_IN);
+	/* it counts in the spools' budget until its run has ended */
+	ck_assert_uint_eq(spool_used(), 2);
+	spool_set_budget(4);
+	ck_assert_int_eq(
+		runopts_write_stdin(r, dfd, getuid(), getgid(), "xyz", 3, 2),
+		-ENOSPC);
+	ck_assert_uint_eq(r->opts->stdin_len, 2);
+	ck_assert_uint_eq(spool_used(), 2);
+	spool_set_budget(0);
+	runopts_done(r);
+	ck_assert_uint_eq(spool_used(), 0);
+	ck_assert_uint_eq(r->opts->stdin_len, 2);
 	unlinkat(dfd, name, 0);
 	snprintf(name, sizeof(name), "r%llu.opt", (unsigned long long)r->id);
 	unlinkat(dfd, name, 0);
