@@ -99,7 +99,7 @@ assert_file_match "$S/error" 'huge/stdin: more than 16777216 bytes' "the error f
 # 5. hostile options
 check "mkdir runs/bad" mk bad
 assert_errno EINVAL "env/1BAD: EINVAL" bash -c 'echo x >"$1"' _ "$S/runs/bad/env/1BAD"
-assert_errno EPERM "env/BASH_ARGV... bash's own: EPERM" bash -c 'echo x >"$1"' _ "$S/runs/bad/env/SHELLOPTS"
+assert_errno EPERM "env/SHELLOPTS, bash's own: EPERM" bash -c 'echo x >"$1"' _ "$S/runs/bad/env/SHELLOPTS"
 assert_file_match "$S/error" "env/SHELLOPTS: bash's own variable" "the error file says why"
 check "a readonly variable in the shell" sfs_run "$S" 'declare -rx RO=fixed'
 assert_errno EPERM "env/RO readonly: EPERM" bash -c 'echo x >"$1"' _ "$S/runs/bad/env/RO"
@@ -123,7 +123,7 @@ assert_eq "$WD/a" "$(sfs_run_out "$S" 'pwd')" "the session's cwd is as before"
 # what the shell has readonly (not exported) or as an array: the run
 # fails, its command not run, and the shell keeps it
 check "a plain readonly and an array in the shell" sfs_run "$S" 'declare -r RP=ro; declare -a AR=(1 2)'
-for v in RP AR; do
+for v in RP AR BASH_ARGV; do
 	check "mkdir runs/v$v" mk "v$v"
 	check "runs/v$v/env/$v" sfs_write "$S/runs/v$v/env/$v" 'x'
 	sfs_write "$S/runs/v$v/cmd" $'echo ran\n' 10
@@ -132,6 +132,7 @@ for v in RP AR; do
 done
 assert_file_match "$S/error" 'env/RP: readonly in the shell' "the error file says why (readonly)"
 assert_file_match "$S/error" 'env/AR: an array in the shell' "the error file says why (array)"
+assert_file_match "$S/error" 'env/BASH_ARGV: an array in the shell' "the error file says why (BASH_ARGV, an array of bash's)"
 assert_eq "ro 1 2" "$(sfs_run_out "$S" 'echo "$RP ${AR[*]}"')" "the shell keeps RP and AR"
 check "mkdir runs/big2" mk big2
 head -c $((128 * 1024)) /dev/zero | tr '\0' x >"$SFS_TMP/v128k"
@@ -146,6 +147,23 @@ assert_eq "f $WD/b" "$(out fn)" "functions named cd, export, unset: the options 
 assert_eq "unset $WD/a" "$(sfs_run_out "$S" 'echo "${F-unset} $(command pwd)"')" "and go after the run"
 check "drop the functions" sfs_run "$S" 'unset -f cd export unset'
 
+# a run killed by its timeout, and one that ends the shell with exit:
+# their options go all the same
+check "mkdir runs/killed" mk killed
+check "runs/killed/timeout 300" sfs_write "$S/runs/killed/timeout" '300'
+check "runs/killed/env/K" sfs_write "$S/runs/killed/env/K" 'k'
+check "runs/killed/cwd" sfs_write "$S/runs/killed/cwd" "$WD/b"
+sfs_write "$S/runs/killed/cmd" $'sleep 30\n' 20
+assert_file_match "$S/runs/killed/status" '^state timed-out$' "runs/killed ended by its timeout"
+assert_eq "unset $WD/a" "$(sfs_run_out "$S" 'echo "${K-unset} $PWD"')" "after it: K gone, the session's cwd back"
+check "mkdir runs/exit" mk exit
+check "runs/exit/env/XV" sfs_write "$S/runs/exit/env/XV" 'x'
+check "runs/exit/env/E" sfs_write "$S/runs/exit/env/E" 'over'
+check "runs/exit/cwd" sfs_write "$S/runs/exit/cwd" "$WD/b"
+sfs_write "$S/runs/exit/cmd" $'exit 4\n' 20
+assert_eq "unset exp $WD/a" "$(sfs_run_out "$S" 'echo "${XV-unset} $E $PWD"')" \
+	"after a run that exits the shell: the next shell has neither XV nor E=over, and the session's cwd"
+
 # 6. procs
 P=$S/procs/bg
 check "mkdir procs/bg" sfs_mkdir "$P"
@@ -158,6 +176,12 @@ assert_eq "proc-value|unset|$WD/b" "$(timeout 5 cat "$P/stdout")" "a process get
 assert_file_match "$P/status" '^env E PV$|^env -E PV$' "procs/bg/status names its variables"
 assert_errno EBUSY "procs/bg/env after cmd: EBUSY" bash -c 'echo x >"$1"' _ "$P/env/PV"
 assert_eq "unset|exp" "$(sfs_run_out "$S" 'echo "${PV-unset}|$E"')" "the session has none of them"
+check "mkdir procs/nodir" sfs_mkdir "$S/procs/nodir"
+check "procs/nodir/cwd that does not exist" sfs_write "$S/procs/nodir/cwd" "$WD/nonexistent"
+sfs_write "$S/procs/nodir/cmd" $'echo ran\n' 10
+sfs_until 10 grep -q '^state error' "$S/procs/nodir/status"
+assert_file_match "$S/procs/nodir/status" '^state error$' "a process whose cwd does not exist: state error"
+assert_eq "" "$(timeout 5 cat "$S/procs/nodir/stdout")" "and its command did not run"
 
 # 7. upgrade in place between the options and the cmd
 check "mkdir runs/up" mk up
@@ -212,5 +236,8 @@ assert_file_match "$O/runs/r/status" '^state error$' "a cwd the owner may not en
 assert_file_match "$O/error" "cwd $SFS_TMP: Permission denied" "the error file says why"
 assert_eq "unset" "$("${AS[@]}" timeout -k 2 10 bash -c 'echo "echo \${W-unset}" >"$1/cmd"; cat "$1/stdout" "$1/stderr"' _ "$O" 2>&1)" \
 	"its next run has none of its options"
+# the sessions go before the unmount, each waited for by its rmdir
+check "another user's rmdir of its session" "${AS[@]}" timeout -k 2 20 rmdir "$O"
+check "rmdir sessions/opts" timeout -k 2 20 rmdir "$S"
 
 sfs_done
