@@ -48,9 +48,13 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 	if (rc < 0)
 		return rc;
 	len = fam_value_len(&fh->w);
-	if (memchr(fh->w.p, '\0', len) || len == 0) {
-		sess_error(n->s, "%s/%s/cwd: not a path", RUN_DIR(n->r),
-			   n->r->name);
+	/* a newline would make a line of its own in status */
+	if (memchr(fh->w.p, '\0', len) || memchr(fh->w.p, '\n', len) ||
+	    len == 0) {
+		sess_error(n->s,
+			   "%s/%s/cwd: not a path (empty, or a NUL or "
+			   "newline in it)",
+			   RUN_DIR(n->r), n->r->name);
 		return -EINVAL;
 	}
 	path = strndup(fh->w.p, len);
@@ -72,10 +76,11 @@ static off_t stdin_size(const struct node *n)
 static int stdin_failed(const struct node *n, int rc)
 {
 	if (rc == -EFBIG)
-		sess_error(n->s, "%s/stdin: more than %u bytes", n->r->name,
-			   RUNOPTS_STDIN_MAX);
+		sess_error(n->s, "runs/%s/stdin: more than %u bytes",
+			   n->r->name, RUNOPTS_STDIN_MAX);
 	else if (rc < 0 && rc != -EBUSY)
-		sess_error(n->s, "%s/stdin: %s", n->r->name, strerror(-rc));
+		sess_error(n->s, "runs/%s/stdin: %s", n->r->name,
+			   strerror(-rc));
 	return rc;
 }
 

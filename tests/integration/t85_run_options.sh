@@ -114,6 +114,8 @@ assert_errno EBUSY "cwd after cmd: EBUSY" bash -c 'echo x >"$1"' _ "$S/runs/bad/
 assert_errno EBUSY "stdin after cmd: EBUSY" bash -c 'echo x >"$1"' _ "$S/runs/bad/stdin"
 assert_file_match "$S/error" 'runs/bad/stdin: its cmd is written' "the error file says why"
 check "mkdir runs/nodir" mk nodir
+assert_errno EINVAL "a cwd with a newline in it: EINVAL" bash -c 'printf "/tmp\nexit 0" >"$1"' _ "$S/runs/nodir/cwd"
+assert_file_match "$S/error" 'runs/nodir/cwd: not a path' "the error file says why"
 check "runs/nodir/cwd that does not exist" sfs_write "$S/runs/nodir/cwd" "$WD/nonexistent"
 sfs_write "$S/runs/nodir/cmd" $'echo ran\n' 10
 assert_file_match "$S/runs/nodir/status" '^state error$' "a cwd that does not exist: the run's state is error"
@@ -240,4 +242,18 @@ assert_eq "unset" "$("${AS[@]}" timeout -k 2 10 bash -c 'echo "echo \${W-unset}"
 check "another user's rmdir of its session" "${AS[@]}" timeout -k 2 20 rmdir "$O"
 check "rmdir sessions/opts" timeout -k 2 20 rmdir "$S"
 
-sfs_done
+# the end, as sfs_done but with a longer wait: a keeper and the server it
+# started after the crash, under ASan on a loaded machine, took more than
+# its 5 s to exit
+assert_true "daemon still running at the end" "it died during the test" sfs_alive "$SFS_PID"
+timeout 10 fusermount3 -u "$MNT" 2>/dev/null
+if sfs_wait_gone "$SFS_PID" 30; then
+	wait "$SFS_PID"
+	assert_eq 0 "$?" "daemon exits with 0 after unmount"
+else
+	fail "daemon exits with 0 after unmount" "still running 30 s after unmount"
+fi
+SFS_PID=
+sfs_umount
+SFS_DONE=1
+exit 0
