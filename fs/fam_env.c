@@ -20,6 +20,10 @@
 #include "fam_ctx.h"
 #include "fam_env.h"
 #include "sessions/core/log.h"
+#include "sessions/session/runopts.h"
+
+/* The folder of a run's files: runs/ or procs/. */
+#define RUN_DIR(r) ((r)->is_proc ? "procs" : "runs")
 
 /* rc of the session layer as a handler's result */
 static int done(int rc)
@@ -111,6 +115,43 @@ static int sess_takes(struct sess *s, const char *name, size_t len, bool unset)
 	return 0;
 }
 
+/* The session's variables and the run's, with name set to len bytes,
+ * within the environment's room (as sess_takes counts it). */
+static int run_fits(struct sess *s, struct run *r, const char *name, size_t len)
+{
+	const struct envvar *v = envmap_get(runopts_env(r), name);
+	size_t total = envmap_exec_bytes(&s->env) +
+		       envmap_exec_bytes(runopts_env(r)) + strlen(name) + len +
+		       2 + sizeof(char *) -
+		       (v ? strlen(name) + v->len + 2 + sizeof(char *) : 0);
+
+	if (total <= env_budget())
+		return 0;
+	sess_error(s,
+		   "%s/%s/env/%s: the run's environment would be %zu bytes, "
+		   "more than %zu (half of ARG_MAX)",
+		   RUN_DIR(r), r->name, name, total, env_budget());
+	return -E2BIG;
+}
+
+/* The same for a run's own variable (empty: unset for it), which its
+ * cmd, once written, no longer takes. */
+static int run_takes(struct sess *s, struct run *r, const char *name,
+		     size_t len)
+{
+	int rc;
+
+	if (!runopts_open(r)) {
+		sess_error(s, "%s/%s/env/%s: its cmd is written", RUN_DIR(r),
+			   r->name, name);
+		return -EBUSY;
+	}
+	rc = sess_env_check(s, name, "", 0);
+	if (rc == 0)
+		rc = sess_takes(s, name, len, len == 0);
+	return rc < 0 ? rc : run_fits(s, r, name, len);
+}
+
 /* The same for the root env/: every session must take it. */
 static int root_takes(const char *name, size_t len, bool unset)
 {
@@ -138,7 +179,18 @@ static int var_takes(const struct fh *fh, size_t len, bool unset)
 
 	if (fh->fe->ft == FT_ROOTENVVAR)
 		return root_takes(fh->var, len, unset);
+	if (s && fh->fe->ft == FT_RUNVAR)
+		return run_takes(s, fh->r, fh->var, unset ? 0 : len);
 	return s ? sess_takes(s, fh->var, len, unset) : -ENOENT;
+}
+
+/* Sets a run's own variable, its value checked as any written. */
+static int run_setenv(struct sess *s, struct run *r, const char *name,
+		      const char *val, size_t len)
+{
+	int rc = sess_env_check(s, name, val, len);
+
+	return rc < 0 ? rc : runopts_setenv(r, name, val, len);
 }
 
 /* Sets (val) or unsets (NULL) fh's variable: in its session's env/, or
@@ -152,6 +204,9 @@ static int var_apply(struct fh *fh, const char *val, size_t len)
 			     sess_root_unsetenv(fh->var);
 	if (!s)
 		return -ENOENT;
+	if (fh->fe->ft == FT_RUNVAR)
+		return val ? run_setenv(s, fh->r, fh->var, val, len) :
+			     runopts_forget(fh->r, fh->var);
 	return val ? sess_setenv(s, fh->var, val, len) :
 		     sess_unsetenv(s, fh->var);
 }
@@ -240,28 +295,40 @@ static const struct fops var_ops = {
 
 /* Whose env/ dir is: a context's, else a session's, else (neither) the
  * root's; its variables, and the file type of their files. */
+static bool is_run_env(const struct node *dir)
+{
+	return dir->ft == FT_RUNENV && dir->r;
+}
+
 static const struct envmap *env_map(const struct node *dir)
 {
-	return dir->c ? &dir->c->env : dir->s ? &dir->s->env : sess_root_env();
+	return is_run_env(dir) ? runopts_env(dir->r) :
+	       dir->c	       ? &dir->c->env :
+	       dir->s	       ? &dir->s->env :
+				 sess_root_env();
 }
 
 static ft_t env_var_ft(const struct node *dir)
 {
-	return dir->c ? FT_CTXVAR : dir->s ? FT_ENVVAR : FT_ROOTENVVAR;
+	return is_run_env(dir) ? FT_RUNVAR :
+	       dir->c	       ? FT_CTXVAR :
+	       dir->s	       ? FT_ENVVAR :
+				 FT_ROOTENVVAR;
 }
 
 /* Whether the shells of dir's owner take name set empty (or unset); a
  * context's variables are its interpreter's, which takes any. */
 static int env_takes(const struct node *dir, const char *name, bool unset)
 {
+	if (is_run_env(dir))
+		return run_takes(dir->s, dir->r, name, 0);
 	if (dir->c)
 		return 0;
 	return dir->s ? sess_takes(dir->s, name, 0, unset) :
 			root_takes(name, 0, unset);
 }
 
-fuse_ino_t fam_env_lookup(const struct node *dir, const char *name,
-			  double *ttl)
+fuse_ino_t fam_env_lookup(const struct node *dir, const char *name, double *ttl)
 {
 	struct envvar *v = envmap_get(env_map(dir), name);
 
@@ -280,14 +347,15 @@ void fam_env_list(struct dirbuf *d, const struct node *dir)
 
 int fam_env_unlink(const struct node *dir, const char *name)
 {
-	int rc = envmap_get(env_map(dir), name) ? env_takes(dir, name, true) :
-						  0;
+	int rc =
+		envmap_get(env_map(dir), name) ? env_takes(dir, name, true) : 0;
 
 	if (rc < 0)
 		return rc;
-	rc = dir->c ? ctx_unsetenv(dir->c, name) :
-	     dir->s ? sess_unsetenv(dir->s, name) :
-		      sess_root_unsetenv(name);
+	rc = is_run_env(dir) ? runopts_forget(dir->r, name) :
+	     dir->c	     ? ctx_unsetenv(dir->c, name) :
+	     dir->s	     ? sess_unsetenv(dir->s, name) :
+			       sess_root_unsetenv(name);
 	return done(rc);
 }
 
@@ -296,9 +364,10 @@ int fam_env_create(const struct node *dir, const char *name, fuse_ino_t *ino)
 	int rc = env_takes(dir, name, false);
 
 	if (rc == 0)
-		rc = dir->c ? ctx_setenv(dir->c, name, "", 0) :
-		     dir->s ? sess_setenv(dir->s, name, "", 0) :
-			      sess_root_setenv(name, "", 0);
+		rc = is_run_env(dir) ? run_setenv(dir->s, dir->r, name, "", 0) :
+		     dir->c	     ? ctx_setenv(dir->c, name, "", 0) :
+		     dir->s	     ? sess_setenv(dir->s, name, "", 0) :
+				       sess_root_setenv(name, "", 0);
 	if (rc < 0)
 		return rc;
 	*ino = tree_ino(envmap_get(env_map(dir), name)->id, env_var_ft(dir));
@@ -344,6 +413,40 @@ static const struct fent rootenv_dyn[] = {
 
 const struct fops fam_rootenv_ops = { .dyn = rootenv_dyn, FAM_ENV_FOPS };
 
+/* Only a truncation to 0 changes a value: empty, unset for the run. */
+static int runvar_truncate(const struct node *n, struct fh *fh, off_t size)
+{
+	int rc;
+
+	(void)fh;
+	if (size != 0)
+		return 0;
+	rc = run_takes(n->s, n->r, n->var->name, 0);
+	return rc < 0 ? rc : done(runopts_setenv(n->r, n->var->name, "", 0));
+}
+
+static const struct fops runvar_ops = {
+	.hold = env_hold,
+	.text = var_text,
+	.open = var_open,
+	.write = var_write,
+	.flush = var_flush,
+	.truncate = runvar_truncate,
+};
+
+static const struct fent runenv_dyn[] = {
+	{ "", FT_RUNVAR, FENT_RW, &runvar_ops, 0, HOME_RUNVAR,
+	  "a variable for the run: write sets (empty: unset for it), rm "
+	  "forgets it" },
+	{ 0 },
+};
+
+const struct fops fam_runenv_ops = {
+	.dyn = runenv_dyn,
+	FAM_ENV_FOPS,
+	.hold = env_hold,
+};
+
 /* The cwd of a node's owner: its context's, else its session's. */
 static char *cwd_text(const struct node *n, size_t *len)
 {
@@ -366,8 +469,9 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		return rc;
 	len = fam_value_len(&fh->w);
 	if (memchr(fh->w.p, '\0', len) || len == 0) {
-		sess_error(n->s, "%s%s%scwd: not a path", n->c ? "contexts/" : "",
-			   n->c ? n->c->name : "", n->c ? "/" : "");
+		sess_error(n->s, "%s%s%scwd: not a path",
+			   n->c ? "contexts/" : "", n->c ? n->c->name : "",
+			   n->c ? "/" : "");
 		return -EINVAL;
 	}
 	path = strndup(fh->w.p, len);

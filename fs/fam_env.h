@@ -18,9 +18,20 @@ enum {
 	FT_CWD = 17,		   /* a session's cwd */
 	FT_ENVDIR,		   /* a session's env/ */
 	FT_ENVVAR = 29,		   /* a variable of it */
+	FT_RUNENV = 230,	   /* a named run's or a process's env/ */
+	FT_RUNVAR,		   /* a variable of it */
 };
 
-extern const struct fops fam_rootenv_ops, fam_envdir_ops, fam_cwd_ops;
+extern const struct fops fam_rootenv_ops, fam_envdir_ops, fam_cwd_ops,
+	fam_runenv_ops;
+
+/* runs/NAME/env and procs/NAME/env: the run's own variables */
+#define FAM_RUN_ENV_ROW                                                        \
+	{                                                                      \
+		"env", FT_RUNENV, FENT_DIR, &fam_runenv_ops, 0, HOME_DIR,      \
+			"variables for this run alone, before its cmd "        \
+			"(written empty: unset for it)"                        \
+	}
 
 /* The ops of an env/ directory, the root's, a session's or a context's
  * (beside its dyn row, the variable's file). */

@@ -9,6 +9,7 @@
 #include "fam.h"
 #include "fam_ports.h"
 #include "fam_procs.h"
+#include "fam_runopt.h"
 #include "fam_run.h"
 #include "sessions/core/ctl.h"
 
@@ -127,6 +128,8 @@ static const struct fent proc_tab[] = {
 	  "write kill [SIGNAL], SIGNAL or eof" },
 	{ "ports", FT_PROCPORTS, FENT_RW, &fam_ports_ops, 0, HOME_DIR,
 	  "the sockets its processes listen on, as the session's ports" },
+	FAM_RUN_ENV_ROW,
+	FAM_RUN_CWD_ROW,
 	{ 0 },
 };
 

@@ -11,6 +11,7 @@
 #include "conf/conf.h"
 #include "fam.h"
 #include "fam_run.h"
+#include "fam_runopt.h"
 #include "sessions/core/names.h"
 
 static bool try_flush(struct park *p)
@@ -269,11 +270,8 @@ static const struct fops latest_ops = { .size = latest_size,
 					.link = latest_link };
 
 static const struct fent run_tab[] = {
-	FAM_RUN_CMD_ROW,
-	FAM_RUN_OUT_ROWS,
-	FAM_RUN_RESULT_ROW,
-	FAM_RUN_TIMEOUT_ROW,
-	{ 0 },
+	FAM_RUN_CMD_ROW,     FAM_RUN_OUT_ROWS, FAM_RUN_RESULT_ROW,
+	FAM_RUN_TIMEOUT_ROW, FAM_RUN_OPT_ROWS, { 0 },
 };
 
 static const struct fops run_ops = { .tab = run_tab };
@@ -324,7 +322,7 @@ static int runs_rmdir(fuse_req_t req, const struct node *dir, const char *name)
 static const struct fent runs_dyn[] = {
 	{ "", FT_RUN, FENT_DIR, &run_ops, 0, HOME_RUN,
 	  "a run (mkdir names one): cmd, its output, exit, status, "
-	  "result.json, timeout" },
+	  "result.json, timeout, its options env/, cwd, stdin" },
 	{ "latest", FT_LATEST, S_IFLNK | 0777, &latest_ops, 0, HOME_DIR,
 	  "a symlink to the newest run" },
 	{ 0 },

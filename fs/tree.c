@@ -164,6 +164,13 @@ int tree_resolve(fuse_ino_t ino, struct node *n)
 		n->s = n->c ? n->c->sess : NULL;
 		return n->var ? 0 : -ENOENT;
 	}
+	if (homes & BIT(HOME_RUNVAR)) {
+		n->var = objs_get(n->id, OBJ_RUNVAR);
+		n->r = n->var ? n->var->owner : NULL;
+		n->s = n->r ? n->r->sess : NULL;
+		n->run_level = true;
+		return n->s ? 0 : -ENOENT;
+	}
 	if (homes & BIT(HOME_CTXRES)) {
 		n->res = objs_get(n->id, OBJ_CTXRES);
 		n->r = n->res ? n->res->owner : NULL;

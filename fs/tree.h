@@ -51,6 +51,7 @@ enum tree_home {
 	HOME_CTXVAR,  /* a context's variable (struct envvar) */
 	HOME_CTXRES,  /* a result of an execution (struct ctx_result) */
 	HOME_WATCH,   /* a watch of the workspace (struct watch, fs/watch.h) */
+	HOME_RUNVAR,  /* a variable of a run's options (struct envvar) */
 };
 
 /* The owner of an object outside the sessions (a watch): its files are

@@ -21,6 +21,7 @@ enum obj_kind {
 	OBJ_CTXRES, /* a result of an execution (struct ctx_result) */
 	OBJ_FH,	    /* an open file of the tree (fs/fam.h): its fi->fh */
 	OBJ_WATCH,  /* a watch of the workspace (fs/watch.h) */
+	OBJ_RUNVAR, /* a variable of a run's options (runopts.h) */
 };
 
 /* Returns a fresh id (never 0) registered for ptr. */

@@ -25,6 +25,7 @@
 #include "sessions/session/kill.h"
 #include "sessions/core/log.h"
 #include "sessions/session/output.h"
+#include "sessions/session/runopts.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
 #include "sessions/session/tmpl.h"
@@ -132,11 +133,15 @@ static bool from_driver(struct sess *s, const struct shell_frame *f)
  * entered): the run ends as an error, and error says why. The cwd stays
  * the session's, tried again at the next run, as a new shell would be
  * started there: no run goes elsewhere until a cwd that can be entered
- * is written. */
+ * is written. A run's own options that failed leave the session's cwd
+ * alone. */
 static void run_not_started(struct sess *s, const struct shell_frame *f)
 {
+	size_t n = sizeof(SHELL_OPT_WHY) - 1;
+
 	s->active->end = END_ERROR;
-	s->pend_cwd = true;
+	if (f->env_len < n || memcmp(f->env, SHELL_OPT_WHY, n) != 0)
+		s->pend_cwd = true;
 	sess_error(s, "run %s: %.*s", s->active->name,
 		   (int)strnlen(f->env, f->env_len < 512 ? f->env_len : 512),
 		   f->env);
@@ -363,7 +368,8 @@ void driver_adopt(struct sess *s)
 	s->res.fn = on_results;
 	s->res.arg = s;
 	if (s->res.fd >= 0 && loop_add(&s->res, EPOLLIN) < 0)
-		log_msg(LOG_ERR, "session %s: its shell's reports: %m", s->name);
+		log_msg(LOG_ERR, "session %s: its shell's reports: %m",
+			s->name);
 }
 
 /* Gives r the fifos made for the next run. */
@@ -414,18 +420,20 @@ static uint64_t new_key(void)
 	return state * 0xbf58476d1ce4e5b9ULL;
 }
 
-/* The control line "ID GEN FLAG SPIN KEY" that starts r in the shell. */
+/* The control line "ID GEN FLAG SPIN KEY OPTS" that starts r in the
+ * shell (OPTS: runopts_flags). */
 static int send_line(struct sess *s, struct run *r, bool pre)
 {
-	char line[96];
+	char line[104];
 
 	s->run_key = new_key();
-	snprintf(line, sizeof(line), "%llu %u %c %llu %0*llx\n",
+	snprintf(line, sizeof(line), "%llu %u %c %llu %0*llx %s\n",
 		 (unsigned long long)r->id, r->fifo_gen, pre ? 'p' : '-',
 		 can_idle ?
 			 (unsigned long long)conf.shell_spin_us / SPIN_POLL_US :
 			 0ULL,
-		 SHELL_KEY_LEN, (unsigned long long)s->run_key);
+		 SHELL_KEY_LEN, (unsigned long long)s->run_key,
+		 runopts_flags(r));
 	return write(s->ctl_fd, line, strlen(line)) < 0 ? -errno : 0;
 }
 
@@ -450,6 +458,8 @@ int driver_start(struct sess *s, struct run *r)
 					 &s->pend_set, &s->pend_unset,
 					 s->pend_cwd ? s->cwd : NULL);
 	}
+	if (rc == 0)
+		rc = runopts_write_file(r, s->dirfd, s->uid, s->gid);
 	mark_running(s, r);
 	if (rc == 0)
 		rc = send_line(s, r, pre);

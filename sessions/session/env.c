@@ -141,11 +141,9 @@ void env_apply(struct sess *s, const struct shell_frame *f)
 		sess_env_ready_hook(s);
 }
 
-int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
+int sess_env_check(struct sess *s, const char *name, const char *val,
+		   size_t len)
 {
-	state_touch();
-	int rc;
-
 	if (!name_env_valid(name)) {
 		sess_error(s, "invalid variable name '%.64s'", name);
 		return -EINVAL;
@@ -154,6 +152,16 @@ int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
 		sess_error(s, "value of %s holds a NUL byte", name);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int sess_setenv(struct sess *s, const char *name, const char *val, size_t len)
+{
+	state_touch();
+	int rc = sess_env_check(s, name, val, len);
+
+	if (rc < 0)
+		return rc;
 	rc = envmap_set(&s->env, name, val, len);
 	if (rc == 0)
 		rc = envmap_set(&s->pend_set, name, val, len);
@@ -170,9 +178,8 @@ int sess_unsetenv(struct sess *s, const char *name)
 	return envmap_set(&s->pend_unset, name, "", 0);
 }
 
-int sess_chdir(struct sess *s, const char *path)
+int sess_cwd_abs(struct sess *s, const char *path, char **out)
 {
-	state_touch();
 	char *abs;
 
 	if (path[0] != '/') {
@@ -189,6 +196,18 @@ int sess_chdir(struct sess *s, const char *path)
 		free(abs);
 		return -ENAMETOOLONG;
 	}
+	*out = abs;
+	return 0;
+}
+
+int sess_chdir(struct sess *s, const char *path)
+{
+	state_touch();
+	char *abs;
+	int rc = sess_cwd_abs(s, path, &abs);
+
+	if (rc < 0)
+		return rc;
 	free(s->cwd);
 	s->cwd = abs;
 	s->pend_cwd = true;
@@ -311,6 +330,6 @@ void env_restore_root(const struct state_r *o)
 {
 	env_restore_map(o, SSTATE_ROOTENV, &root_env);
 	for (size_t i = 0; i < root_env.n; i++)
-		envmap_set(&base_env, root_env.v[i]->name,
-			   root_env.v[i]->value, root_env.v[i]->len);
+		envmap_set(&base_env, root_env.v[i]->name, root_env.v[i]->value,
+			   root_env.v[i]->len);
 }

@@ -21,6 +21,7 @@
 #include "sessions/session/output.h"
 #include "sessions/core/creds.h"
 #include "sessions/session/proc.h"
+#include "sessions/session/runopts.h"
 #include "sessions/session/sess.h"
 #include "sessions/session/shell.h"
 #include "sessions/session/fdq.h"
@@ -99,7 +100,9 @@ static void child(struct sess *s, struct run *p, int in, int out, int err,
 	if (contain_enter(&p->proc->cg) < 0 || dup2(in, 0) < 0 ||
 	    dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(126);
-	shell_exec_child(why, s->uid, s->gid, s->cwd, argv, envp);
+	shell_exec_child(why, s->uid, s->gid,
+			 p->opts && p->opts->cwd ? p->opts->cwd : s->cwd, argv,
+			 envp);
 }
 
 /* Pipes for stdout, stderr and (when wanted) stdin: fds[0..5]. */
@@ -168,7 +171,7 @@ static void watch_stdin(struct run *p, int fd)
 /* Starts the process; fds: out r/w, err r/w, stdin r/w. */
 static int spawn(struct sess *s, struct run *p, int fds[6])
 {
-	char **envp = envmap_envp(&s->env);
+	char **envp = runopts_envp(p, &s->env);
 	char script[4096];
 	int why;
 	pid_t pid;
@@ -436,7 +439,7 @@ static void on_timer(struct loop_timer *t)
 	 * the KILLed are gone too (they take a moment to exit). */
 	if (running && p->proc->leader_gone && contain_empty(&p->proc->cg)) {
 		ended(p, p->proc->kill_stage == 2 ? W_EXITCODE(0, SIGKILL) :
-					      p->proc->leader_wstatus);
+						    p->proc->leader_wstatus);
 		return;
 	}
 	if (running && p->proc->kill_stage == 1 &&

@@ -15,6 +15,7 @@
 #include "sessions/core/objs.h"
 #include "sessions/session/proc.h"
 #include "sessions/session/run.h"
+#include "sessions/session/runopts.h"
 #include "sessions/session/sess.h"
 #include "sessions/core/strbuf.h"
 
@@ -31,11 +32,10 @@ void run_forget_files(struct run *r, unsigned which,
 	static const struct {
 		unsigned flag;
 		const char *sfx;
-	} files[] = { { RUN_F_CMD, "cmd" },
-		      { RUN_F_SPOOLS, "out" },
-		      { RUN_F_SPOOLS, "err" },
-		      { RUN_F_SPOOLS, "idx" },
-		      { RUN_F_PRE, "pre" } };
+	} files[] = { { RUN_F_CMD, "cmd" },    { RUN_F_SPOOLS, "out" },
+		      { RUN_F_SPOOLS, "err" }, { RUN_F_SPOOLS, "idx" },
+		      { RUN_F_PRE, "pre" },    { RUN_F_OPT, "opt" },
+		      { RUN_F_IN, "in" } };
 	char name[64];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
@@ -132,6 +132,7 @@ void run_unref(struct run *r)
 		r->part_free(r);
 	free(r->name);
 	free(r->expect);
+	runopts_free(r);
 	free(r);
 }
 
@@ -262,6 +263,7 @@ char *run_format_status(const struct run *r, size_t *len)
 	if (!r->out.truncated && !r->err.truncated)
 		sb_addf(&b, " -");
 	sb_addf(&b, "\n");
+	runopts_status(r, &b);
 	if (r->is_proc) /* only a process can have a stdin to wait on */
 		sb_addf(&b, "waiting_input %d\n", proc_waiting_input(r));
 	return sb_take(&b, len);
@@ -365,6 +367,7 @@ char *run_format_json(const struct run *r, int dirfd, const char *sess_name,
 	sb_add_json(&b, sess_name, strlen(sess_name));
 	sb_addf(&b, ",\"run\":");
 	sb_add_json(&b, r->name, strlen(r->name));
+	runopts_json(r, &b);
 	sb_add(&b, "}\n", 2);
 	return sb_take(&b, len);
 }

@@ -15,12 +15,15 @@ struct sess;
 struct ctx;
 struct ctx_exec;
 struct proc_part;
+struct run_opts;
 
 enum run_state { RUN_QUEUED, RUN_RUNNING, RUN_DONE };
 /* Which of its files a run has made, so that only those are unlinked. */
-#define RUN_F_CMD    1u /* r<id>.cmd */
-#define RUN_F_SPOOLS 2u /* r<id>.out, .err and .idx */
-#define RUN_F_PRE    4u /* r<id>.pre */
+#define RUN_F_CMD    1u	 /* r<id>.cmd */
+#define RUN_F_SPOOLS 2u	 /* r<id>.out, .err and .idx */
+#define RUN_F_PRE    4u	 /* r<id>.pre */
+#define RUN_F_OPT    8u	 /* r<id>.opt, its options for the driver */
+#define RUN_F_IN     16u /* r<id>.in, its stdin */
 /* How a finished run ended. */
 enum run_end {
 	END_NONE,
@@ -50,8 +53,8 @@ struct run {
 	uint64_t timeout_ms;	 /* its own timeout, 0: the session's */
 	bool has_timeout;	 /* timeout_ms was set for this run */
 	uint64_t eff_timeout_ms; /* the timeout in force when it started */
-	char *expect;		 /* the pattern written to its expect, or NULL */
-	uint64_t expect_ms;	 /* and its timeout */
+	char *expect;	    /* the pattern written to its expect, or NULL */
+	uint64_t expect_ms; /* and its timeout */
 	int64_t queued_wall, started_wall, started_mono, ended_mono;
 	int64_t ended_wall;
 	int64_t deadline; /* monotonic ms when its timeout ends it, or 0 */
@@ -66,6 +69,8 @@ struct run {
 	struct list link;    /* session's run (or procs) list, oldest first */
 	struct list qlink;   /* session's queue while queued */
 	struct list waiters; /* parked filesystem requests */
+	/* Its own env/, cwd and stdin (runopts.h), NULL: none. */
+	struct run_opts *opts;
 
 	/* A background process (procs/NAME) is a run started apart from the
 	 * shell; what only it has is its part (proc.h), NULL in other runs. */

@@ -14,6 +14,7 @@
 #include "sessions/session/driver.h"
 #include "sessions/session/kill.h"
 #include "sessions/session/output.h"
+#include "sessions/session/runopts.h"
 #include "sessions/session/runs.h"
 #include "sessions/session/sess.h"
 
@@ -138,7 +139,8 @@ static void finish_active(struct sess *s, int code, int sig)
 		   r->end == END_NONE ? END_EXITED : r->end);
 	if (r->fifo_gen)
 		chores_trash_fifos(s, r->fifo_gen);
-	run_forget_files(r, RUN_F_PRE, sess_trash, s);
+	run_forget_files(r, RUN_F_PRE | RUN_F_OPT | RUN_F_IN, sess_trash, s);
+	runopts_done(r);
 	trim_history(s);
 	killall_check();
 	kill_arm(s);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "sessions/core/objs.h"
 #include "sessions/session/output.h"
+#include "sessions/session/runopts.h"
 #include "sessions/session/runstate.h"
 
 enum {
@@ -38,6 +39,7 @@ enum {
 	K_ALL,
 	K_EXPECT,
 	K_EXPECT_MS,
+	K_OPTS, /* an object: its options (runopts.c) */
 };
 
 enum { S_FD = 1, S_SIZE, S_MAX, S_TRUNC, S_CUT, S_ERR, S_NREC, S_LAST };
@@ -126,6 +128,7 @@ void run_save_fields(const struct run *r, struct state_w *w)
 	save_index(w, &r->all);
 	state_put_str(w, K_EXPECT, r->expect);
 	state_put_u64(w, K_EXPECT_MS, r->expect_ms);
+	runopts_save(r, w, K_OPTS);
 }
 
 /* The numbers and times of o into r. */
@@ -174,6 +177,7 @@ struct run *run_restore_fields(const struct state_r *o)
 	}
 	restore_numbers(o, r);
 	r->expect = state_get_str(o, K_EXPECT);
+	runopts_restore(r, o, K_OPTS);
 	restore_spool(o, K_OUT, &r->out);
 	restore_spool(o, K_ERR, &r->err);
 	restore_index(o, &r->all);

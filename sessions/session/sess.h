@@ -76,7 +76,7 @@ struct sess {
 	unsigned nctxs;
 
 	struct errlog errs;
-	struct tty *tty; /* its terminal (tty/), made at first use */
+	struct tty *tty;   /* its terminal (tty/), made at first use */
 	struct list parts; /* its terminal and contexts (part.h) */
 
 	struct contain cg;
@@ -158,6 +158,13 @@ struct run *sess_run_by_name(struct sess *s, const char *name);
 int sess_setenv(struct sess *s, const char *name, const char *val, size_t len);
 int sess_unsetenv(struct sess *s, const char *name);
 int sess_chdir(struct sess *s, const char *path);
+/* What any variable or cwd written must be (a run's options too): a
+ * valid name and a value without NUL (else -EINVAL and an error line);
+ * path made absolute against s's cwd into *abs (malloc'd), checked for
+ * form only (-ENAMETOOLONG, an error line). */
+int sess_env_check(struct sess *s, const char *name, const char *val,
+		   size_t len);
+int sess_cwd_abs(struct sess *s, const char *path, char **abs);
 
 /* Ends every run and process of every session, then calls cb(arg). */
 void sess_killall(void (*cb)(void *), void *arg);

@@ -39,6 +39,9 @@
 #define SHELL_DRV_PATH "/proc/self/fd/200"
 /* The shell's stderr until the driver runs (see shell_spawn). */
 #define SHELL_BOOT_ERR "boot.err"
+/* Begins the why of an 'F' frame when the run's own options failed (not
+ * the session's cwd: that one is tried again at the next run). */
+#define SHELL_OPT_WHY "option "
 /* Makes the shell abandon the command it sources (see boot in shell.c). */
 #define SHELL_ABORT_SIG (SIGRTMIN + 3)
 

@@ -50,6 +50,22 @@ int drv_report(int status, const char *key, const char *why);
 /* atexit: the shell's variables in DIR/env, its frame in DIR/state. */
 void drv_save_state(void);
 
+/* The prelude's steps (sfsdrv.c): sets NAME to val, literally and
+ * exported; enters path as cd would (PWD, OLDPWD), or says why not in
+ * why (no fallback: the command was meant for that directory). */
+void drv_pre_set(char *name, char *val);
+void drv_pre_cd(char *path, char *why, size_t cap);
+/* A run's own options (opts.c): applies those flags names ("o":
+ * rID.opt, "i": stdin from rID.in) before the run, or says in why what
+ * it could not; puts back after the run what the command left as given
+ * (also at the shell's exit). */
+void drv_opts_apply(const char *id, const char *flags, char *why, size_t cap);
+/* What begins such a why (SHELL_OPT_WHY). */
+#define DRV_OPT_WHY "option "
+void drv_opts_restore(void);
+/* Opens path (flags) onto the descriptor target: 0 or -1. */
+int drv_put_fd(const char *path, int flags, int target);
+
 /* Raises a low RLIMIT_NOFILE while the driver opens descriptors, and
  * puts it back. */
 void drv_room(struct rlimit *saved);

@@ -249,3 +249,8 @@ int drv_res_fd(void)
 {
 	return res.fd;
 }
+
+int drv_put_fd(const char *path, int flags, int target)
+{
+	return put(path, flags, target);
+}

@@ -147,6 +147,7 @@ void drv_save_state(void)
 
 	if (getpid() != drv.pid || !drv.running)
 		return;
+	drv_opts_restore(); /* an `exit` in a run: the options were its own */
 	add_exports(&env);
 	drv_buf_add(&st, "X0", 3);
 	add_cwd(&st);

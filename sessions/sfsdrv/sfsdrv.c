@@ -187,7 +187,7 @@ static void arm_abort(void)
 /* Sets NAME to val as written: a nameref is not followed, and integer or
  * case attributes, which would evaluate or change the value, are
  * dropped first (an array becomes a plain variable). */
-static void pre_set(char *name, char *val)
+void drv_pre_set(char *name, char *val)
 {
 	SHELL_VAR *v = find_variable_noref(name);
 
@@ -227,15 +227,12 @@ static void pre_unset(char *name)
  * run then ends as an error, its command not run. */
 static char cd_failed[PATH_MAX + 128];
 
-/* Enters path as cd would (PWD, OLDPWD), or says why not in cd_failed:
- * no fallback, the command was meant for that directory. */
-static void pre_cd(char *path)
+void drv_pre_cd(char *path, char *why, size_t cap)
 {
 	WORD_LIST *args;
 
 	if (chdir(path) < 0) {
-		snprintf(cd_failed, sizeof(cd_failed), "cwd %s: %s", path,
-			 strerror(errno));
+		snprintf(why, cap, "cwd %s: %s", path, strerror(errno));
 		return;
 	}
 	args = make_word_list(make_word("--"),
@@ -263,12 +260,12 @@ static void apply_prelude(const char *name)
 		val = arg + strlen(arg) + 1;
 		r = val;
 		if (op[0] == 'S' && val < end) {
-			pre_set(arg, val);
+			drv_pre_set(arg, val);
 			r = val + strlen(val) + 1;
 		} else if (op[0] == 'U') {
 			pre_unset(arg);
 		} else if (op[0] == 'C') {
-			pre_cd(arg);
+			drv_pre_cd(arg, cd_failed, sizeof(cd_failed));
 		}
 	}
 	free(p);
@@ -323,7 +320,7 @@ static void start_clock(void)
 	shell_start_time = shellstart.tv_sec;
 }
 
-static int run_one(const char *id, const char *gen, char flag)
+static int run_one(const char *id, const char *gen, char flag, const char *opts)
 {
 	char name[64];
 	int status = 126;
@@ -341,6 +338,8 @@ static int run_one(const char *id, const char *gen, char flag)
 			snprintf(name, sizeof(name), "r%s.pre", id);
 			apply_prelude(name);
 		}
+		if (!cd_failed[0])
+			drv_opts_apply(id, opts, cd_failed, sizeof(cd_failed));
 		snprintf(name, sizeof(name), "r%s.cmd", id);
 		/* ended before it began: none of it runs */
 		if (abort_id == run_id)
@@ -350,6 +349,7 @@ static int run_one(const char *id, const char *gen, char flag)
 	}
 	in_run = 0;
 	clear_exec_state();
+	drv_opts_restore();
 	/* noexec made what was left "succeed": the killed command's status */
 	if (aborted)
 		status = last_command_exit_value ? last_command_exit_value :
@@ -411,7 +411,7 @@ static int setup(const char *arg, char *dir, size_t cap)
 
 static int sfs_driver_builtin(WORD_LIST *list)
 {
-	char line[256], id[32], gen[32], flag, key[32], dir[PATH_MAX];
+	char line[256], id[32], gen[32], flag, key[32], opts[8], dir[PATH_MAX];
 	unsigned long long spin = 0;
 	int n;
 
@@ -432,11 +432,12 @@ static int sfs_driver_builtin(WORD_LIST *list)
 		int status;
 
 		key[0] = '\0';
-		n = sscanf(line, "%31s %31s %c %llu %31s", id, gen, &flag,
-			   &spin, key);
+		strcpy(opts, "-");
+		n = sscanf(line, "%31s %31s %c %llu %31s %7s", id, gen, &flag,
+			   &spin, key, opts);
 		if (n < 4)
 			break;
-		status = run_one(id, gen, flag);
+		status = run_one(id, gen, flag, opts);
 		/* no way to report: the shell's exit status says it */
 		if (drv_idle_fds() < 0 ||
 		    drv_report(status, key, cd_failed) < 0)

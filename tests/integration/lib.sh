@@ -760,6 +760,7 @@ sfs_errtext() {
 	E2BIG) echo 'Argument list too long' ;;
 	EPERM) echo 'Operation not permitted' ;;
 	ESRCH) echo 'No such process' ;;
+	EFBIG) echo 'File too large' ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -33,7 +33,7 @@ assert_file_match "$S/runs/1/status" '^state completed$' "runs/1/status has stat
 assert_file_match "$S/runs/1/result.json" '"command":"echo one\\n"' "runs/1/result.json has the command"
 assert_file_eq "$S/runs/1/timeout" $'0\n' "runs/1/timeout is 0"
 files=$(timeout 5 ls "$S/runs/1" | tr '\n' ' ')
-assert_eq "cmd exit expect output result.json status stderr stdout stream timeout " "$files" "runs/1 lists the run files"
+assert_eq "cmd cwd env exit expect output result.json status stderr stdin stdout stream timeout " "$files" "runs/1 lists the run files (and the options of named runs)"
 
 assert_run_ok "run 2" "$S" 'echo two; sleep 0.1; echo err >&2; exit 3' # the pause orders output (sessionfs(7))
 assert_eq "2" "$(timeout 5 readlink "$S/runs/latest")" "runs/latest -> 2"

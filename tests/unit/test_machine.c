@@ -13,7 +13,7 @@
 #include "pump.h"
 #include "unit.h"
 
-/* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN KEY"
+/* The stand-in for bash: it reads control lines "ID GEN FLAG SPIN KEY OPTS"
  * and answers with frames of the run's key, doing what the first word of
  * each command says (ok STATUS OUT, flag, hang, stuck, die STATUS, garble,
  * forge STATUS, slowenv). */
@@ -23,7 +23,7 @@ static const char fake_shell[] =
 	"trap 'aborted=1' RTMIN+3\n"
 	"frame() { printf '%s%s %s\\0%s\\0%s\\0' \"$1\" \"$2\" \"${4-$key}\" "
 	"\"$PWD\" \"$3\" >&201; }\n"
-	"while read -r id gen flag spin key; do\n"
+	"while read -r id gen flag spin key opts; do\n"
 	"  read -r op a b <\"$d/r$id.cmd\"\n"
 	"  exec 3>\"$d/f$gen.o\" 4>\"$d/f$gen.e\"\n"
 	"  st=0\n"

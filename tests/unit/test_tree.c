@@ -7,6 +7,7 @@
 #include "fs/fam_ports.h"
 #include "fs/fam_procs.h"
 #include "fs/fam_root.h"
+#include "fs/fam_runopt.h"
 #include "fs/fam_session.h"
 #include "fs/fam_sessions.h"
 #include "fs/fam_tty.h"
@@ -101,6 +102,7 @@ START_TEST(design_files)
 		"cmd",	"stdout", "stderr",	 "output",  "stream",
 		"exit", "status", "result.json", "timeout", "expect",
 	};
+	static const char *const run_opts[] = { "env", "cwd", "stdin" };
 	static const char *const sess_only[] = { "cwd", "env", "error", "ctl",
 						 "runs" };
 	size_t n;
@@ -119,14 +121,24 @@ START_TEST(design_files)
 		ck_assert(tree_is_run_file(s->ft));
 		ck_assert(S_ISREG(s->mode));
 	}
+	/* and a named run's own options, only there */
+	for (size_t i = 0; i < sizeof(run_opts) / sizeof(*run_opts); i++) {
+		const struct fent *r = find(FT_RUN, run_opts[i]);
+
+		ck_assert_msg(r, "%s missing", run_opts[i]);
+		ck_assert(!tree_is_run_file(r->ft));
+	}
 	tree_table(FT_RUN, &n);
-	ck_assert_uint_eq(n, sizeof(run_files) / sizeof(*run_files));
+	ck_assert_uint_eq(n, sizeof(run_files) / sizeof(*run_files) +
+				     sizeof(run_opts) / sizeof(*run_opts));
 	for (size_t i = 0; i < sizeof(sess_only) / sizeof(*sess_only); i++) {
 		const struct fent *s = find(FT_SESS, sess_only[i]);
 
 		ck_assert_msg(s != NULL, "%s missing", sess_only[i]);
 		ck_assert(!tree_is_run_file(s->ft));
-		ck_assert_ptr_null(find(FT_RUN, sess_only[i]));
+		/* a named run's own env/ and cwd are other files */
+		ck_assert(!find(FT_RUN, sess_only[i]) ||
+			  find(FT_RUN, sess_only[i])->ft != s->ft);
 	}
 	ck_assert(S_ISDIR(find(FT_SESS, "env")->mode));
 	ck_assert(S_ISDIR(find(FT_SESS, "runs")->mode));
@@ -252,7 +264,8 @@ START_TEST(run_file_types)
 	const struct fent *t = tree_table(FT_RUN, &n);
 
 	for (size_t i = 0; i < n; i++)
-		ck_assert(tree_is_run_file(t[i].ft));
+		ck_assert(tree_is_run_file(t[i].ft) || t[i].ft == FT_RUNENV ||
+			  t[i].ft == FT_RUNCWD || t[i].ft == FT_RUNSTDIN);
 	ck_assert(!tree_is_run_file(FT_NONE));
 	ck_assert(!tree_is_run_file(FT_ROOT));
 	ck_assert(!tree_is_run_file(FT_SESS));
