@@ -364,7 +364,11 @@ sfs_umount() {
 			timeout 10 fusermount3 -u -z "$MNT" 2>/dev/null
 	fi
 	if [ -n "$SFS_PID" ]; then
-		if sfs_wait_gone "$SFS_PID" 5; then
+		# 5 s is plenty alone (it takes some 50 ms); a sanitized daemon on a
+		# loaded machine took longer, which is noted, not failed, up to 30 s
+		if sfs_wait_gone "$SFS_PID" 5 ||
+			{ note "the daemon is still running 5 s after unmount; waiting up to 30 s" 2>/dev/null
+				sfs_wait_gone "$SFS_PID" 25; }; then
 			wait "$SFS_PID" 2>/dev/null
 			SFS_DAEMON_RC=$?
 		else
@@ -469,7 +473,7 @@ sfs_done() {
 	sfs_umount
 	case $SFS_DAEMON_RC in
 	0) pass "daemon exits with 0 after unmount" ;;
-	killed) fail "daemon exits with 0 after unmount" "still running 5 s after unmount; killed" ;;
+	killed) fail "daemon exits with 0 after unmount" "still running 30 s after unmount; killed" ;;
 	*) fail "daemon exits with 0 after unmount" "exit status $SFS_DAEMON_RC" ;;
 	esac
 	SFS_DONE=1
