@@ -106,8 +106,17 @@ void sess_fini(void);
 /* A session with nothing yet: its id (an object of kind), no shell,
  * empty lists; for sess.c and a restore (sstate.c). NULL on ENOMEM. */
 struct sess *sess_blank(enum obj_kind kind);
+/* Whether uid may have one more session (mkdir, clone, a fork): 0,
+ * -EACCES or -EDQUOT. */
+int sess_may_create(uid_t uid);
 /* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
+/* Makes session name, of uid and gid, a fork of src (fork.c): its shell
+ * a fork of src's, its variables, cwd and timeout src's. Only src's
+ * owner may (-EPERM, said in src's error), between runs (-EBUSY); else
+ * as sess_create. */
+int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
+	      struct sess **out);
 /* Makes the next session of made's owner ahead, its shell started,
  * soon after made (just created by a mkdir) has its first run going:
  * sess_create takes it. The one made ahead for another owner is ended. */
