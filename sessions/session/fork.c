@@ -47,7 +47,7 @@ static int listen_on(struct sess *src, struct sockaddr_un *a)
 		return -errno;
 	unlinkat(src->dirfd, FORK_SOCK, 0); /* anything a command left */
 	if (bind(fd, (struct sockaddr *)a, sizeof(*a)) < 0 ||
-	    fchmodat(src->dirfd, FORK_SOCK, 0600, 0) < 0 ||
+	    fchmodat(src->dirfd, FORK_SOCK, 0600, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    fchownat(src->dirfd, FORK_SOCK, src->uid, src->gid,
 		     AT_SYMLINK_NOFOLLOW) < 0 ||
 	    listen(fd, 4) < 0)

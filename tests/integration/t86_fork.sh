@@ -167,6 +167,21 @@ nobf_cg=$(sed -n 2p "$SFS_TMP/nobf.out")
 assert_true "nobody's fork runs in a cgroup of its own" "nob $nob_cg, nobf $nobf_cg" \
 	test -n "$nobf_cg" -a "$nobf_cg" != "$nob_cg"
 
+# a lowered process limit: the source's clone fails, the fork with it
+assert_true "nobody: ulimit -u 1 in nob" "it failed" timeout 10 "${NOB[@]}" bash -c 'echo "ulimit -u 1" >"$1/cmd"' _ "$S/nob"
+assert_fails "nobody: fork nob nobu under ulimit -u 1 fails" "${NOB[@]}" "${W1[@]}" "$S/nob/ctl" $'fork nobu\n'
+assert_file_match "$S/nob/error" 'fork nobu: Resource temporarily unavailable' "the failed clone: a line in nob's error"
+assert_true "no session nobu" "there is one" bash -c '! timeout 5 test -e "$1"' _ "$S/nobu"
+assert_eq "nobody-var" "$(timeout 10 "${NOB[@]}" bash -c 'echo "echo \$NV" >"$1/cmd"; cat "$1/stdout"' _ "$S/nob")" "nob goes on after the failed fork"
+
+# a source whose functions are named like the builtins the fork would
+# want, with a DEBUG trap and set -u: the fork is the driver's, in C
+check "mkdir hos" sfs_mkdir "$S/hos"
+assert_run_ok "hos: hostile functions and traps" "$S/hos" 'cd() { return 9; }; command() { return 9; }
+builtin() { return 9; }; exit() { return 9; }; enable() { return 9; }; HV=0; trap "HV=\$((HV+1))" DEBUG; set -u'
+check "fork hos hosf" fork hos hosf
+assert_eq "ok-1 9" "$(sfs_run_out "$S/hosf" 'echo "ok-$((HV > 0))" "$(cd /; echo $?)"')" "hosf has hos's functions and trap"
+
 # ---------------------------------------------------------------- upgrade
 
 check "echo upgrade > ctl" sfs_write "$MNT/ctl" $'upgrade\n' 30
@@ -176,5 +191,30 @@ assert_eq "$F1PID" "$(sfs_run_out "$S/f1" 'echo $$')" "f1 keeps its shell across
 assert_eq "only f1 plain" "$(sfs_run_out "$S/f1" 'only_f1')" "f1 keeps its functions across the upgrade"
 check "fork f1 f5 after the upgrade" fork f1 f5
 assert_eq "only f1 plain|fork-changed" "$(sfs_run_out "$S/f5" 'only_f1; echo "|$EX"' | tr -d '\n')" "f5 (forked after the upgrade) has f1's state"
+
+
+# ---------------------------------------------------------------- crash
+
+new_server() {
+	local i p
+	for ((i = 0; i < 200; i++)); do
+		p=$(timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null)
+		if [ -n "$p" ] && [ "$p" != "$1" ] && sfs_alive "$p"; then
+			SFS_SERVER=$p
+			sfs_state
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+old=$SFS_SERVER
+kill -KILL "$old"
+sfs_wait_gone "$old" 5
+check "kill -9 of the server: a new one serves" new_server "$old"
+assert_eq "fork-changed" "$(sfs_run_out "$S/f1" 'echo "$EX"')" "f1 after a crash: its exported variables (its shell is new, as any session's)"
+assert_file_match "$S/f1/env/EX" '^fork-changed$' "f1's env/ after the crash"
+check "fork f1 f6 after the crash" fork f1 f6
+assert_eq "fork-changed" "$(sfs_run_out "$S/f6" 'echo "$EX"')" "f6 (forked after the crash) has f1's variables"
 
 sfs_done
