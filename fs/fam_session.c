@@ -126,10 +126,7 @@ static bool try_fork(struct park *p)
 	fh_set_run(fh, NULL);
 	rc = n.s ? fam_ctl_write(p->req, fh, &n, p->data, p->size, p->off) :
 		   -ENOENT;
-	if (rc < 0)
-		fuse_reply_err(p->req, -rc);
-	else
-		fuse_reply_write(p->req, p->size);
+	park_reply_write(p, rc);
 	return true;
 }
 

@@ -110,9 +110,9 @@ def body():
         fk, fkr, mk, mkr = rounds(mnt, src, n, made)
         ser, size = serialize_us(src, n, dump)
         f = line("fork (ctl write)", fk)
-        fr = line("fork + first run of true", fkr)
+        fr = line("the fork's first run of true", fkr)
         m = line("mkdir (fresh session)", mk)
-        mr = line("mkdir + first run of true", mkr)
+        mr = line("the fresh one's first run of true", mkr)
         s = line("declare -p/-f, alias -p (%d KiB)" % (size // 1024), ser)
         print("  ratio fork/mkdir %.2f, fork+run/mkdir+run %.2f, "
               "fork/serialize %.2f" % (f / m, (f + fr) / (m + mr), f / s))

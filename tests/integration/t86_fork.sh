@@ -195,23 +195,10 @@ assert_eq "only f1 plain|fork-changed" "$(sfs_run_out "$S/f5" 'only_f1; echo "|$
 
 # ---------------------------------------------------------------- crash
 
-new_server() {
-	local i p
-	for ((i = 0; i < 200; i++)); do
-		p=$(timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null)
-		if [ -n "$p" ] && [ "$p" != "$1" ] && sfs_alive "$p"; then
-			SFS_SERVER=$p
-			sfs_state
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
 old=$SFS_SERVER
 kill -KILL "$old"
 sfs_wait_gone "$old" 5
-check "kill -9 of the server: a new one serves" new_server "$old"
+check "kill -9 of the server: a new one serves" sfs_new_server "$old"
 assert_eq "fork-changed" "$(sfs_run_out "$S/f1" 'echo "$EX"')" "f1 after a crash: its exported variables (its shell is new, as any session's)"
 assert_file_match "$S/f1/env/EX" '^fork-changed$' "f1's env/ after the crash"
 check "fork f1 f6 after the crash" fork f1 f6
