@@ -93,6 +93,21 @@ assert_eq "pl=plain n=3" "$(sfs_run_out "$S/f1" 'echo "pl=$PL n=${#arr[@]}"; typ
 assert_eq "ex=exported al" "$(sfs_run_out "$S/src" 'echo "ex=$EX" $(alias al | cut -c1-8)' | sed 's/alias //')" "f1's changes are not src's"
 assert_file_eq "$S/src/env/EX" $'exported\n' "src's env/EX unchanged"
 
+# readonly variables stay readonly; a procs/ process and a terminal
+# are not carried
+assert_run_ok "src: a readonly variable" "$S/src" 'readonly RO=fixed'
+check "src: mkdir procs/bg" sfs_mkdir "$S/src/procs/bg"
+check "src: procs/bg runs a sleep" sfs_write "$S/src/procs/bg/cmd" $'sleep 60\n'
+check "src: its terminal starts" sfs_write "$S/src/tty/input" $'echo t86\n'
+check "fork src fro" fork src fro
+assert_eq "fixed readonly" "$(sfs_run_out "$S/fro" 'echo "$RO" $( (RO=x) 2>/dev/null || echo readonly)')" "fro: RO is readonly there too"
+assert_eq "" "$(timeout 5 ls "$S/fro/procs")" "fro: no procs/ process of src's"
+tpid=$(timeout 5 grep '^pid ' "$S/src/tty/status")
+assert_true "src's terminal has a pid" "its status: $(timeout 5 cat "$S/src/tty/status" | tr '\n' '|')" test -n "$tpid"
+assert_true "fro: no terminal of src's" "its tty/status: $(timeout 5 cat "$S/fro/tty/status" 2>&1 | tr '\n' '|')" \
+	bash -c '! timeout 5 grep -qxF "$2" "$1/tty/status"' _ "$S/fro" "$tpid"
+check "src: kill procs/bg" sfs_write "$S/src/procs/bg/ctl" $'kill\n'
+
 # a fork of a fork
 assert_run_ok "f1: a function of its own" "$S/f1" 'only_f1() { echo "only f1 $PL"; }'
 check "fork f1 f2" fork f1 f2
