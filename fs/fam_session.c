@@ -48,16 +48,15 @@ static int ctl_fork(const struct ctl_args *a)
 {
 	char name[NAME_MAX_LEN + 1];
 	struct sess *n;
-	int rc;
 
-	if (a->plen >= sizeof(name))
-		return -EINVAL; /* as mkdir's name_valid */
+	if (a->plen >= sizeof(name)) { /* as mkdir's name_valid */
+		sess_error(a->s, "ctl: fork: a name of %zu bytes (at most %d)",
+			   a->plen, NAME_MAX_LEN);
+		return -EINVAL;
+	}
 	memcpy(name, a->path, a->plen);
 	name[a->plen] = '\0';
-	rc = sess_may_create(a->uid);
-	if (rc == 0)
-		rc = sess_fork(a->s, name, a->uid, a->gid, &n);
-	return rc;
+	return sess_fork(a->s, name, a->uid, a->gid, &n);
 }
 
 static const struct ctl_verb ctl_verbs[] = {

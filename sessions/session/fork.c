@@ -165,6 +165,8 @@ int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
 	if (rc == -EPERM || rc == -ENOENT)
 		return rc; /* said, or nobody to say it to */
 	if (rc == 0)
+		rc = sess_may_create(uid);
+	if (rc == 0)
 		rc = sess_create(name, uid, gid, &n);
 	if (rc == 0) {
 		driver_retire(n); /* a shell made ahead */

@@ -113,8 +113,8 @@ int sess_may_create(uid_t uid);
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
 /* Makes session name, of uid and gid, a fork of src (fork.c): its shell
  * a fork of src's, its variables, cwd and timeout src's. Only src's
- * owner may (-EPERM, said in src's error), between runs (-EBUSY); else
- * as sess_create. */
+ * owner may (-EPERM), between runs (-EBUSY); else as sess_may_create and
+ * sess_create. A refusal is said in src's error. */
 int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
 	      struct sess **out);
 /* Makes the next session of made's owner ahead, its shell started,

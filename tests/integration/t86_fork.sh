@@ -164,6 +164,8 @@ assert_file_match "$S/src/error" 'fork f1: File exists' "EEXIST: a line in src's
 assert_errno EINVAL "fork a/b: EINVAL" "${W1[@]}" "$S/src/ctl" $'fork a/b\n'
 assert_errno EINVAL "fork ..: EINVAL" "${W1[@]}" "$S/src/ctl" $'fork ..\n'
 assert_errno EINVAL "fork of a name of 65 bytes: EINVAL" "${W1[@]}" "$S/src/ctl" "fork $(printf 'n%.0s' {1..65})"$'\n'
+assert_file_match "$S/src/error" 'fork: a name of 65 bytes' "the long name: a line in src's error"
+assert_file_match "$S/src/error" 'fork a/b: Invalid argument' "a/b: a line in src's error"
 assert_errno EINVAL "fork with no name: EINVAL" "${W1[@]}" "$S/src/ctl" $'fork\n'
 assert_errno EINVAL "fork with two names: EINVAL" "${W1[@]}" "$S/src/ctl" $'fork x y\n'
 assert_true "no session x" "there is one" bash -c '! timeout 5 test -e "$1"' _ "$S/x"
@@ -219,4 +221,18 @@ assert_file_match "$S/f1/env/EX" '^fork-changed$' "f1's env/ after the crash"
 check "fork f1 f6 after the crash" fork f1 f6
 assert_eq "fork-changed" "$(sfs_run_out "$S/f6" 'echo "$EX"')" "f6 (forked after the crash) has f1's variables"
 
+# ---------------------------------------------------------------- the per-user limit
+
+sfs_check_umount "allow_other"
+CFG=$SFS_TMP/limit.conf
+printf '%s\n' 'max_sessions_per_user = 2;' >"$CFG"
+if sfs_start_mount "max_sessions_per_user = 2" -o allow_other -c "$CFG"; then
+	S=$MNT/sessions
+	check "limit: nobody mkdir sessions/l1" timeout 10 "${NOB[@]}" mkdir "$S/l1"
+	check "limit: nobody fork l1 l2 (her second)" timeout 10 "${NOB[@]}" "${W1[@]}" "$S/l1/ctl" $'fork l2\n'
+	assert_errno "Disk quota exceeded" "limit: her third, a fork, is EDQUOT" "${NOB[@]}" "${W1[@]}" "$S/l1/ctl" $'fork l3\n'
+	assert_file_match "$S/l1/error" 'fork l3: Disk quota exceeded' "limit: a line in l1's error"
+	check "limit: root mkdir sessions/r1" sfs_mkdir "$S/r1"
+	check "limit: root fork r1 r2 (root has no share to exceed)" fork r1 r2
+fi
 sfs_done
