@@ -77,7 +77,7 @@ static struct run *busy_with(struct sess *s)
 		return s->active;
 	return list_empty(&s->queue) ?
 		       NULL :
-		       list_entry(s->queue.next, struct run, link);
+		       list_entry(s->queue.next, struct run, qlink);
 }
 
 /* Whether every complete line of buf is a fork: such a write waits for

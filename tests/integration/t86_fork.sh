@@ -125,6 +125,14 @@ el=$(($(now_ms) - t0))
 assert_true "the fork's write returned after the run (about 2 s)" "it took $el ms" test "$el" -ge 800
 assert_run_ok "f3: the probe" "$S/f3" "$PROBE"
 assert_file_match "$S/f3/stdout" '^late=yes$' "f3 has what the run it waited for set"
+# with a run queued behind the running one, the fork waits for both
+sfs_run_bg "$S/src" 'sleep 1; Q=first'
+check "src: the first run is running" sfs_until 10 running
+sfs_run_bg "$S/src" 'sleep 1; Q=second'
+queued() { grep -q '^state queued' "$S/src/status" 2>/dev/null; }
+check "src: a run running and one queued" sfs_until 10 queued
+check "fork f3q waits for both runs" fork src f3q
+assert_eq "second" "$(sfs_run_out "$S/f3q" 'echo "$Q"')" "f3q has what the queued run set"
 sfs_run_bg "$S/src" 'sleep 3'
 check "src: another run is running" sfs_until 10 running
 timeout -s INT 1 "${W1[@]}" "$S/src/ctl" $'fork f4\n' 2>"$SFS_TMP/int.err"
