@@ -28,9 +28,12 @@
 
 #define FORK_SOCK "fork"
 /* How long the source's shell may take to connect: it is idle, but it
- * may be running a trap between runs (the loop waits, as for the
- * template). */
-#define FORK_CONNECT_MS 500
+ * may be running a trap between runs. The loop waits, as for the
+ * template: a shell that does not answer makes its session refuse forks
+ * for FORK_BACKOFF_MS (EAGAIN), so that its owner cannot hold the loop
+ * for long. */
+#define FORK_CONNECT_MS 100
+#define FORK_BACKOFF_MS 10000
 
 /* The listening socket FORK_SOCK in src's directory, only its owner's,
  * its path in a. Returns it or -errno. */
@@ -153,7 +156,7 @@ static int may_fork(struct sess *src, const char *name, uid_t uid)
 	}
 	if (src->active || !list_empty(&src->queue))
 		return -EBUSY;
-	return 0;
+	return loop_now_ms() < src->fork_after ? -EAGAIN : 0;
 }
 
 int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
@@ -172,6 +175,8 @@ int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
 		driver_retire(n); /* a shell made ahead */
 		if (src->pid && src->ctl_fd >= 0 && src->res.fd >= 0)
 			rc = fork_shell(src, n);
+		if (rc == -ETIMEDOUT)
+			src->fork_after = loop_now_ms() + FORK_BACKOFF_MS;
 	}
 	if (rc == 0) {
 		driver_read(src); /* the latest run's variables, sent before */

@@ -89,6 +89,7 @@ struct sess {
 	struct loop_timer run_timer;   /* the active run's timeout or kill */
 	struct loop_timer dying_timer; /* polls a dying session's end */
 	bool reset;		       /* restart the shell once it is idle */
+	int64_t fork_after; /* no fork before (its shell did not answer one) */
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
 };

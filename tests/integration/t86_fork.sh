@@ -199,6 +199,26 @@ assert_file_match "$S/nob/error" 'fork nobu: Resource temporarily unavailable' "
 assert_true "no session nobu" "there is one" bash -c '! timeout 5 test -e "$1"' _ "$S/nobu"
 assert_eq "nobody-var" "$(timeout 10 "${NOB[@]}" bash -c 'echo "echo \$NV" >"$1/cmd"; cat "$1/stdout"' _ "$S/nob")" "nob goes on after the failed fork"
 
+# a shell that does not answer (a trap it runs between runs): the fork
+# fails at once, and the session refuses forks for a while (EAGAIN)
+check "mkdir slow" sfs_mkdir "$S/slow"
+SLOWM=$SFS_TMP/slow.trap
+assert_run_ok "slow: a trap that holds the shell between runs" "$S/slow" \
+	"trap 'touch $SLOWM; sleep 3; rm -f $SLOWM' USR1; (sleep 0.3; kill -USR1 \$\$) >/dev/null 2>&1 &"
+trapping() { [ -e "$SLOWM" ]; }
+check "slow: the trap runs" sfs_until 10 trapping
+t0=$(now_ms)
+assert_errno "Connection timed out" "fork of a shell busy in a trap: ETIMEDOUT" "${W1[@]}" "$S/slow/ctl" $'fork slowf\n'
+el=$(($(now_ms) - t0))
+assert_true "ETIMEDOUT came soon (the daemon's loop waited at most its 100 ms and the answer's)" "it took $el ms" test "$el" -lt 2000
+assert_errno "Resource temporarily unavailable" "the next fork at once: EAGAIN" "${W1[@]}" "$S/slow/ctl" $'fork slowg\n'
+assert_file_match "$S/slow/error" 'fork slowf: Connection timed out' "ETIMEDOUT: a line in slow's error"
+assert_true "no session slowf" "there is one" bash -c '! timeout 5 test -e "$1"' _ "$S/slowf"
+notrapping() { ! trapping; }
+check "slow: the trap ends" sfs_until 10 notrapping
+assert_eq "after" "$(sfs_run_out "$S/slow" 'echo after')" "slow runs commands after the trap (the stale fork line did nothing)"
+assert_true "no session slowg" "there is one" bash -c '! timeout 5 test -e "$1"' _ "$S/slowg"
+
 # a source whose functions are named like the builtins the fork would
 # want, with a DEBUG trap and set -u: the fork is the driver's, in C
 check "mkdir hos" sfs_mkdir "$S/hos"
