@@ -108,6 +108,13 @@ assert_true "fro: no terminal of src's" "its tty/status: $(timeout 5 cat "$S/fro
 	bash -c '! timeout 5 grep -qxF "$2" "$1/tty/status"' _ "$S/fro" "$tpid"
 check "src: kill procs/bg" sfs_write "$S/src/procs/bg/ctl" $'kill\n'
 
+# env/ and cwd writes the source's shell has not had yet go with the fork
+check "src: env/PV written between runs" sfs_write "$S/src/env/PV" $'pending\n'
+check "src: cwd written between runs" sfs_write "$S/src/cwd" "$WD/d1"
+check "fork src fpend" fork src fpend
+assert_eq "pending $WD/d1 fixed" "$(sfs_run_out "$S/fpend" 'echo "$PV $PWD $RO"')" "fpend: the pending env/ and cwd writes, and the shell's state"
+assert_eq "pending $WD/d1" "$(sfs_run_out "$S/src" 'echo "$PV $PWD"')" "src gets them too"
+
 # a fork of a fork
 assert_run_ok "f1: a function of its own" "$S/f1" 'only_f1() { echo "only f1 $PL"; }'
 check "fork f1 f2" fork f1 f2
