@@ -589,6 +589,8 @@ static int ctl_line(struct fh *fh, struct sess *s, const char *l, size_t len,
 	v = ctl_lookup(t->verbs, l, len, &a);
 	a.s = s;
 	a.owner = owner;
+	a.uid = fh->uid;
+	a.gid = fh->gid;
 	if (v)
 		return apply ? v->fn(&a) : 0;
 	ctl_usage(t->verbs, usage, sizeof(usage));

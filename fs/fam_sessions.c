@@ -14,24 +14,6 @@
 #include "fam_sessions.h"
 #include "sessions/core/log.h"
 
-/* Whether uid may have one more session: the mounter and root always
- * (max_sessions bounds everything), another user up to its share; but
- * only a daemon that runs as root can run commands as somebody else. */
-static int may_create(uid_t uid)
-{
-	uint64_t n = 0;
-
-	if (uid == getuid())
-		return 0;
-	if (geteuid() != 0)
-		return -EACCES;
-	if (uid == 0)
-		return 0;
-	for (struct sess *s = sess_first(); s; s = sess_next(s))
-		n += s->uid == uid && !s->dying;
-	return n < conf.max_sessions_per_user ? 0 : -EDQUOT;
-}
-
 /* Opened for writing (`read id <> clone`), clone makes a session named
  * by the smallest free number, and reads give "ID\n"; opened only to be
  * read (grep -r, tar, backups) it makes nothing and reads are empty. */
@@ -44,7 +26,7 @@ static int clone_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 	(void)n;
 	if ((fi->flags & O_ACCMODE) == O_RDONLY)
 		return 0;
-	rc = may_create(fh->uid);
+	rc = sess_may_create(fh->uid);
 	if (rc == 0)
 		rc = -EEXIST;
 	for (unsigned i = 1; rc == -EEXIST; i++) {
@@ -110,7 +92,7 @@ static int sessions_mkdir(fuse_req_t req, const struct node *dir,
 {
 	struct fuse_ctx const *ctx = fuse_req_ctx(req);
 	struct sess *s;
-	int rc = may_create(ctx->uid);
+	int rc = sess_may_create(ctx->uid);
 
 	if (rc == 0)
 		rc = sess_create(name, ctx->uid, ctx->gid, &s);

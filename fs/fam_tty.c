@@ -111,10 +111,7 @@ static bool try_send(struct park *p)
 
 	if (rc == -EAGAIN)
 		return false;
-	if (rc < 0)
-		fuse_reply_err(p->req, -rc);
-	else
-		fuse_reply_write(p->req, p->size);
+	park_reply_write(p, rc);
 	return true;
 }
 

@@ -82,6 +82,14 @@ void park_wake(struct run *r)
 	park_wake_list(&r->waiters);
 }
 
+void park_reply_write(const struct park *p, int rc)
+{
+	if (rc < 0)
+		fuse_reply_err(p->req, -rc);
+	else
+		fuse_reply_write(p->req, p->size);
+}
+
 void park_cancel(struct park *p)
 {
 	list_del(&p->link);

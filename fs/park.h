@@ -44,6 +44,8 @@ struct park {
  * until its retry succeeds (a poll watch has no request). Returns the
  * record, or NULL on ENOMEM. */
 struct park *park_add(struct list *waiters, const struct park *how);
+/* Answers the parked write p: its size when rc is 0, else -rc. */
+void park_reply_write(const struct park *p, int rc);
 /* Drops a parked record that has no request waiting on it. */
 void park_cancel(struct park *p);
 /* Retries every request parked in waiters. */

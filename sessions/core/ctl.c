@@ -76,6 +76,10 @@ static int take_arg(const struct ctl_verb *v, const char *arg, size_t an,
 		a->path = arg;
 		a->plen = an;
 		return an && arg[0] != '/' ? -EINVAL : 0;
+	case CTL_ARG_NAME:
+		a->path = arg;
+		a->plen = an;
+		return an ? 0 : -EINVAL;
 	default:
 		return an ? -EINVAL : 0;
 	}
@@ -124,6 +128,7 @@ void ctl_usage(const struct ctl_verb *tab, char *buf, size_t size)
 			     v->arg == CTL_ARG_SIGNAL ? " [SIGNAL]" :
 			     v->arg == CTL_ARG_MS     ? " MS" :
 			     v->arg == CTL_ARG_PATH   ? " [PATH]" :
+			     v->arg == CTL_ARG_NAME   ? " NAME" :
 							"");
 		at += n > 0 ? (size_t)n : 0;
 		if (v->arg == CTL_ARG_MS && at < size)

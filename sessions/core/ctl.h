@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sess;
 
@@ -21,6 +22,7 @@ enum ctl_arg {
 	CTL_ARG_BARE,	/* the row of a signal name alone (the verb is its
 			 * usage, "SIGNAL"), tried after every verb */
 	CTL_ARG_PATH,	/* an optional absolute path (one word) */
+	CTL_ARG_NAME,	/* a word (a name its handler checks), in path */
 };
 
 /* A line as its row's handler gets it: its argument, and whom it is for
@@ -28,8 +30,11 @@ enum ctl_arg {
 struct ctl_args {
 	int sig;     /* CTL_ARG_SIGNAL, CTL_ARG_BARE: SIGTERM when none */
 	uint64_t ms; /* CTL_ARG_MS */
-	const char *path; /* CTL_ARG_PATH: in the line, plen bytes (0: none) */
+	const char *path; /* CTL_ARG_PATH, CTL_ARG_NAME: in the line, plen
+			   * bytes (0: none) */
 	size_t plen;
+	uid_t uid; /* who opened the ctl file */
+	gid_t gid;
 	struct sess *s;
 	void *owner; /* the run, context or terminal of the ctl file */
 };

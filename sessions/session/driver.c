@@ -344,8 +344,11 @@ int driver_spawn(struct sess *s, bool fresh)
 		pid = shell_spawn(conf.shell, &SHELL_WHO(s), envp, &s->cg,
 				  &s->ctl_fd, &s->res.fd);
 	envmap_envp_free(envp);
-	if (pid < 0)
-		return (int)pid;
+	return pid < 0 ? (int)pid : driver_take(s, pid);
+}
+
+int driver_take(struct sess *s, pid_t pid)
+{
 	s->pid = pid;
 	s->spoke = false;
 	reap_add(&s->shell_reap, pid, shell_gone, s);
@@ -357,6 +360,11 @@ int driver_spawn(struct sess *s, bool fresh)
 	env_sent(s);
 	log_msg(LOG_DEBUG, "session %s: shell %ld started", s->name, (long)pid);
 	return loop_add(&s->res, EPOLLIN);
+}
+
+void driver_read(struct sess *s)
+{
+	read_results(s);
 }
 
 void driver_adopt(struct sess *s)

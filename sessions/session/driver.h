@@ -8,6 +8,7 @@
 #define SFS_DRIVER_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct sess;
 struct run;
@@ -24,6 +25,12 @@ int driver_start(struct sess *s, struct run *r);
  * fresh: s is a new session, nothing written to its env/ or cwd (see
  * tmpl.h). Returns 0 or -errno. */
 int driver_spawn(struct sess *s, bool fresh);
+/* Makes pid, started with s's pipes (s->ctl_fd, s->res.fd), the shell
+ * of s: its reports read, its exit watched. Returns 0 or -errno. */
+int driver_take(struct sess *s, pid_t pid);
+/* Takes the reports that s's shell has sent (sessions/session/fork.c
+ * needs the latest run's variables now). */
+void driver_read(struct sess *s);
 /* Lowers s's shell to SCHED_IDLE (idle) or raises it back. */
 void driver_sched(struct sess *s, bool idle);
 /* Lets go of the idle shell: the next run starts a new one from the

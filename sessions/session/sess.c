@@ -263,6 +263,24 @@ static struct sess *take_ahead(uid_t uid, gid_t gid)
 	return s;
 }
 
+/* The mounter and root always (max_sessions bounds everything), another
+ * user up to its share; but only a daemon that runs as root can run
+ * commands as somebody else. */
+int sess_may_create(uid_t uid)
+{
+	uint64_t n = 0;
+
+	if (uid == getuid())
+		return 0;
+	if (geteuid() != 0)
+		return -EACCES;
+	if (uid == 0)
+		return 0;
+	for (struct sess *s = sess_first(); s; s = sess_next(s))
+		n += s->uid == uid && !s->dying;
+	return n < conf.max_sessions_per_user ? 0 : -EDQUOT;
+}
+
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out)
 {
 	state_touch();

@@ -89,6 +89,7 @@ struct sess {
 	struct loop_timer run_timer;   /* the active run's timeout or kill */
 	struct loop_timer dying_timer; /* polls a dying session's end */
 	bool reset;		       /* restart the shell once it is idle */
+	int64_t fork_after; /* no fork before (its shell did not answer one) */
 	void (*gone_cb)(void *arg);
 	void *gone_arg;
 };
@@ -106,8 +107,17 @@ void sess_fini(void);
 /* A session with nothing yet: its id (an object of kind), no shell,
  * empty lists; for sess.c and a restore (sstate.c). NULL on ENOMEM. */
 struct sess *sess_blank(enum obj_kind kind);
+/* Whether uid may have one more session (mkdir, clone, a fork): 0,
+ * -EACCES or -EDQUOT. */
+int sess_may_create(uid_t uid);
 /* Creates a session. Returns 0 or -EINVAL, -EEXIST, -ENOSPC, -errno. */
 int sess_create(const char *name, uid_t uid, gid_t gid, struct sess **out);
+/* Makes session name, of uid and gid, a fork of src (fork.c): its shell
+ * a fork of src's, its variables, cwd and timeout src's. Only src's
+ * owner may (-EPERM), between runs (-EBUSY); else as sess_may_create and
+ * sess_create. A refusal is said in src's error. */
+int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
+	      struct sess **out);
 /* Makes the next session of made's owner ahead, its shell started,
  * soon after made (just created by a mkdir) has its first run going:
  * sess_create takes it. The one made ahead for another owner is ended. */

@@ -485,9 +485,12 @@ static int send_request(int sock, const struct shell_who *w,
 }
 
 /* The template's answer, within SHELL_TEMPLATE_MS: the pid of a child of
- * the daemon's (checked: nothing else may be taken for the shell). */
-static pid_t take_answer(int sock)
+ * the daemon's (checked: nothing else may be taken for the shell), and
+ * in *move whether it is to be moved into its cgroup ("PID m": a shell of
+ * another user's may not clone into it, sfsdrv/tmpl.c). */
+static pid_t take_answer(int sock, bool *move)
 {
+	char *end;
 	struct pollfd p = { .fd = sock, .events = POLLIN };
 	char buf[32];
 	siginfo_t si = { 0 };
@@ -500,7 +503,8 @@ static pid_t take_answer(int sock)
 	if (n <= 0)
 		return -EPIPE;
 	buf[n] = '\0';
-	pid = strtol(buf, NULL, 10);
+	pid = strtol(buf, &end, 10);
+	*move = strcmp(end, " m") == 0;
 	if (pid < 0)
 		return pid < -4095 ? -EINVAL : (pid_t)pid;
 	if (pid == 0 || waitid(P_PID, (id_t)pid, &si,
@@ -513,6 +517,7 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 		      const struct contain *cg, int *ctl, int *res)
 {
 	int cp[2], rp[2];
+	bool move = false;
 	pid_t pid = make_exit_files(w);
 
 	if (pid < 0)
@@ -522,7 +527,11 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 		return pid;
 	pid = send_request(sock, w, cg, cp[0], rp[1]);
 	if (pid == 0)
-		pid = take_answer(sock);
+		pid = take_answer(sock, &move);
+	if (pid > 0 && move && contain_add(cg, pid) < 0) {
+		kill(pid, SIGKILL); /* reaped as any child of the daemon's */
+		pid = -EPERM;
+	}
 	return keep_ends(pid, cp, rp, ctl, res);
 }
 

@@ -21,6 +21,8 @@ struct drv {
 	char dir[PATH_MAX]; /* the session's spool directory */
 	pid_t pid;	    /* the shell's (a subshell has another) */
 	bool running;
+	bool clock_started; /* $SECONDS counts from the first run */
+	int res_fd; /* where the result pipe came (DRV_RES_FD, see tmpl.c) */
 };
 extern struct drv drv;
 
@@ -40,6 +42,16 @@ char *drv_slurp(const char *name, size_t *len);
  * Returns 0 in such a shell, with its directory in dir; -1 in the
  * template when the daemon is done with it. */
 int drv_template(char *dir, size_t cap);
+/* One request of the template's protocol on sock: forks the shell it
+ * asks for. Returns 1 in that shell (its directory in dir), 0 in the
+ * forking shell once it has answered, -1 at EOF or on an error. */
+int drv_fork_request(int sock, char *dir, size_t cap);
+/* The control line "fork PATH" (fork.c): forks this shell, with its
+ * state, as the shell of another session, whose descriptors come on the
+ * daemon's socket PATH. Returns 1 in the new shell (its directory in
+ * dir, its bash state that of a new shell's: $$, jobs, seeds), 0 in this
+ * one, -1 when the fork failed (this shell goes on). */
+int drv_fork(const char *path, char *dir, size_t cap);
 /* The argument that makes sfs_driver a template. */
 #define DRV_TEMPLATE_ARG "--template"
 
@@ -70,7 +82,8 @@ int drv_put_fd(const char *path, int flags, int target);
  * puts it back. */
 void drv_room(struct rlimit *saved);
 void drv_unroom(const struct rlimit *saved);
-/* Starts the holder thread and notes the pipes on fds 0 and 201. */
+/* Starts the holder thread and notes the pipes on fds 0 and
+ * drv.res_fd. */
 int drv_fds_init(void);
 /* Between runs: the pipes on 0 and 201, /dev/null on 1 and 2. */
 int drv_idle_fds(void);

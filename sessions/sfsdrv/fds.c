@@ -48,8 +48,8 @@ static void *holder(void *arg)
 	(void)arg;
 	/* its own file table, with only the two pipes in it */
 	if (unshare(CLONE_FILES) == 0) {
-		close_range(1, DRV_RES_FD - 1, 0);
-		close_range(DRV_RES_FD + 1, ~0U, 0);
+		close_range(1, (unsigned)drv.res_fd - 1, 0);
+		close_range((unsigned)drv.res_fd + 1, ~0U, 0);
 		holder_tid = (pid_t)syscall(SYS_gettid);
 	} else {
 		holder_err = errno; /* a seccomp filter may refuse unshare */
@@ -184,10 +184,10 @@ int drv_fds_init(void)
 	/* A shell of another user's gets its pipes with mode 0 (shell.c's
 	 * give_pipe): it is not dumpable now (setup_shell), so they may be
 	 * opened again, by it alone. */
-	if (fchmod(DRV_CTL_FD, 0600) < 0 || fchmod(DRV_RES_FD, 0600) < 0 ||
+	if (fchmod(DRV_CTL_FD, 0600) < 0 || fchmod(drv.res_fd, 0600) < 0 ||
 	    start_holder() < 0 ||
 	    chan_init(&ctl, DRV_CTL_FD, O_RDONLY | O_NONBLOCK) < 0 ||
-	    chan_init(&res, DRV_RES_FD, O_WRONLY) < 0)
+	    chan_init(&res, drv.res_fd, O_WRONLY) < 0)
 		return -1;
 	return 0;
 }

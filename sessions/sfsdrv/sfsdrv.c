@@ -48,7 +48,7 @@ extern time_t shell_start_time;
 /* one SPIN round of the control line: driver.c's SPIN_POLL_US */
 #define ROUND_NS 4000
 
-struct drv drv;
+struct drv drv = { .res_fd = DRV_RES_FD };
 static char in[256]; /* what came on the control pipe */
 static size_t in_len;
 static volatile sig_atomic_t in_run, in_traps, aborted;
@@ -311,11 +311,9 @@ static int run_text(const char *name)
  * may wait long for it. */
 static void start_clock(void)
 {
-	static bool started;
-
-	if (started)
+	if (drv.clock_started)
 		return;
-	started = true;
+	drv.clock_started = true;
 	gettimeofday(&shellstart, NULL);
 	shell_start_time = shellstart.tv_sec;
 }
@@ -380,7 +378,8 @@ static void setup_shell(void)
 	shopt_setopt("expand_aliases", 1);
 }
 
-/* What is the session's: its directory, the protocol's descriptors. */
+/* What is the session's: its directory, the protocol's descriptors (a
+ * shell forked from another session's takes them again). */
 static int setup_session(const char *dir)
 {
 	if (strlen(dir) >= sizeof(drv.dir))
@@ -389,9 +388,24 @@ static int setup_session(const char *dir)
 	drv.pid = getpid();
 	if (drv_fds_init() < 0)
 		return -1;
+	if (!drv.running)
+		atexit(drv_save_state);
 	drv.running = true;
-	atexit(drv_save_state);
 	return 0;
+}
+
+/* The line "fork PATH": in a shell forked for another session, that
+ * session is this driver's from now on. Returns -1 when that shell
+ * cannot go on. */
+static int fork_line(const char *path)
+{
+	char dir[PATH_MAX];
+	int rc = drv_fork(path, dir, sizeof(dir));
+
+	if (rc <= 0)
+		return 0; /* this shell goes on; the daemon saw it fail */
+	in_len = 0;	  /* nothing on the new control pipe was read yet */
+	return setup_session(dir) < 0 || drv_idle_fds() < 0 ? -1 : 0;
 }
 
 /* Sets up the driver for the session in DIR, or, for DRV_TEMPLATE_ARG,
@@ -431,6 +445,11 @@ static int sfs_driver_builtin(WORD_LIST *list)
 	while (next_line(line, sizeof(line), spin) == 0) {
 		int status;
 
+		if (strncmp(line, "fork ", 5) == 0) {
+			if (fork_line(line + 5) < 0)
+				return EXECUTION_FAILURE;
+			continue;
+		}
 		key[0] = '\0';
 		strcpy(opts, "-");
 		n = sscanf(line, "%31s %31s %c %llu %31s %7s", id, gen, &flag,

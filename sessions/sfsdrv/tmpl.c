@@ -38,9 +38,10 @@
 
 #define NFDS 3 /* the cgroup, the control pipe's read end, the result's */
 
-/* Reads a request: the directory into dir, the descriptors into fds.
- * Returns 1, 0 at EOF (the daemon is done), -1 on a malformed one. */
-static int take_request(char *dir, size_t cap, int *fds)
+/* Reads a request on sock: the directory into dir, the descriptors into
+ * fds. Returns 1, 0 at EOF (the daemon is done), -1 on a malformed one,
+ * -2 for descriptors without a directory. */
+static int take_request(int sock, char *dir, size_t cap, int *fds)
 {
 	char ctl[CMSG_SPACE(NFDS * sizeof(int))];
 	struct iovec iov = { dir, cap - 1 };
@@ -52,7 +53,7 @@ static int take_request(char *dir, size_t cap, int *fds)
 	ssize_t n;
 
 	do
-		n = recvmsg(0, &m, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? 0 : -1;
@@ -66,20 +67,22 @@ static int take_request(char *dir, size_t cap, int *fds)
 }
 
 /* In the child: the session's descriptors on 0 and 201, /dev/null on 1
- * and 2, nothing else (the template's socket least of all). */
+ * and 2, nothing else (the template's socket least of all). Under a hard
+ * `ulimit -n` of 201 or less (a session's shell forked, fork.c) the
+ * result pipe stays where it came, below the limit. Returns where it
+ * is, or -1. (The descriptors that came are above 2: 0-2 were open.) */
 static int child_fds(const int *fds)
 {
-	int ctl = fcntl(fds[1], F_DUPFD_CLOEXEC, DRV_RES_FD + 1);
-	int res = fcntl(fds[2], F_DUPFD_CLOEXEC, DRV_RES_FD + 1);
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int res = fds[2], null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	null = null < 0 ? -1 : fcntl(null, F_DUPFD_CLOEXEC, DRV_RES_FD + 1);
-	if (ctl < 0 || res < 0 || null < 0 || dup2(ctl, 0) < 0 ||
-	    dup2(null, 1) < 0 || dup2(null, 2) < 0 || dup2(res, DRV_RES_FD) < 0)
+	if (null < 0 || dup2(fds[1], 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0)
 		return -1;
-	close_range(3, DRV_RES_FD - 1, 0);
-	close_range(DRV_RES_FD + 1, ~0U, 0);
-	return 0;
+	if (dup3(res, DRV_RES_FD, O_CLOEXEC) == DRV_RES_FD)
+		res = DRV_RES_FD;
+	close_range(3, (unsigned)res - 1, 0);
+	close_range((unsigned)res + 1, ~0U, 0);
+	return res;
 }
 
 /* In the child: a shell of its own, as if bash had just started. */
@@ -89,7 +92,7 @@ static int child_shell(const int *fds, pid_t daemon)
 
 	/* no PR_SET_PDEATHSIG (sessions/session/shell.c says why) */
 	setsid();
-	if (getppid() != daemon || child_fds(fds) < 0)
+	if (getppid() != daemon || (drv.res_fd = child_fds(fds)) < 0)
 		return -1; /* the daemon is gone, or no descriptors */
 	dollar_dollar_pid = me;
 	shell_pgrp = original_pgrp = me;
@@ -98,9 +101,12 @@ static int child_shell(const int *fds, pid_t daemon)
 	return 0;
 }
 
-/* Forks the shell of one request. Returns 1 in the child, 0 in the
- * template once it has answered. */
-static int fork_one(const int *fds)
+/* Forks the shell of one request. A shell of another user's than the
+ * cgroup's may not clone into it: its child is then cloned where it is,
+ * and the answer "PID m" asks the daemon to move it (it runs nothing of
+ * the user's before its first run). Returns 1 in the child, 0 in the
+ * parent once it has answered on sock. */
+static int fork_one(int sock, const int *fds)
 {
 	struct clone_args a = { .flags = CLONE_PARENT | CLONE_INTO_CGROUP,
 				.cgroup = (uint64_t)fds[0] };
@@ -111,35 +117,45 @@ static int fork_one(const int *fds)
 	fflush(stdout);
 	fflush(stderr);
 	pid = syscall(SYS_clone3, &a, sizeof(a));
+	if (pid < 0 && (errno == EACCES || errno == EPERM)) {
+		a.flags = CLONE_PARENT;
+		pid = syscall(SYS_clone3, &a, sizeof(a));
+	}
 	if (pid == 0) {
 		if (child_shell(fds, daemon) < 0)
 			_exit(126);
 		return 1;
 	}
-	snprintf(reply, sizeof(reply), "%ld", pid < 0 ? -(long)errno : pid);
+	snprintf(reply, sizeof(reply), "%ld%s", pid < 0 ? -(long)errno : pid,
+		 pid > 0 && !(a.flags & CLONE_INTO_CGROUP) ? " m" : "");
 	for (int i = 0; i < NFDS; i++)
 		close(fds[i]);
-	while (send(0, reply, strlen(reply), MSG_NOSIGNAL) < 0 &&
+	while (send(sock, reply, strlen(reply), MSG_NOSIGNAL) < 0 &&
 	       errno == EINTR)
 		;
 	return 0;
 }
 
+int drv_fork_request(int sock, char *dir, size_t cap)
+{
+	int fds[NFDS], rc = take_request(sock, dir, cap, fds);
+
+	if (rc == 0 || rc == -1)
+		return -1;
+	if (rc < 0) { /* descriptors, but no directory */
+		for (int i = 0; i < NFDS; i++)
+			close(fds[i]);
+		send(sock, "-22", 3, MSG_NOSIGNAL);
+		return 0;
+	}
+	return fork_one(sock, fds);
+}
+
 int drv_template(char *dir, size_t cap)
 {
-	int fds[NFDS], rc;
+	int rc;
 
-	for (;;) {
-		rc = take_request(dir, cap, fds);
-		if (rc == 0 || rc == -1)
-			return -1;
-		if (rc < 0) { /* descriptors, but no directory */
-			for (int i = 0; i < NFDS; i++)
-				close(fds[i]);
-			send(0, "-22", 3, MSG_NOSIGNAL);
-			continue;
-		}
-		if (fork_one(fds))
-			return 0;
-	}
+	while ((rc = drv_fork_request(0, dir, cap)) == 0)
+		;
+	return rc > 0 ? 0 : -1;
 }

@@ -35,7 +35,10 @@
 # soon a change of the backing directory is seen through files/, which
 # caches it, and what the cache saves; on mounts of its own) and watches
 # (a change of the workspace to the read of its event in a watch, and a
-# burst of 10,000 creates: none lost, or an overflow; a mount of its own).
+# burst of 10,000 creates: none lost, or an overflow; a mount of its own)
+# and fork (fork NAME of a session with 1,000 variables and 200
+# functions, against mkdir of a fresh session and its state written out
+# by declare -p, declare -f and alias -p).
 #
 # Usage: tests/bench/run.sh BUILD_DIR [NAME...]
 #
@@ -52,7 +55,7 @@
 # much each, against one printing their sum; 8 and 256), PARKED_READERS,
 # PARKED_N, IDLE_LATENCY_N, IDLE_LATENCY_N1S, SESSIONS_N (at most the
 # daemon's max_sessions less 2), STREAM_LATENCY_N, STREAM_LATENCY_N_IDLE, PORTS_N,
-# PEERS_N, PEERS_N1S, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
+# PEERS_N, PEERS_N1S, FORK_N, CONTEXTS_N, CONTEXTS_KERNEL_N, CONTEXTS_PLOT_N,
 # TTY_MIB, TTY_SCREEN_N, TTY_KEY_N, TTY_LS_N, TTY_FLOOD_SIZE, READY_N and
 # TTY_FEED_MIB, HOSTILE_S, FILES_ROUNDS, FILES_DD_MIB, FILES_COHERENCE_N,
 # CRASH_N, CRASH_SESSIONS, UPGRADE_RUNS and UPGRADE_SESSIONS, COHERENCE_N
@@ -70,7 +73,7 @@ build=$(cd "$1" && pwd) || exit 2
 shift
 all="exec_latency throughput parked idle_latency sessions_1000"
 all+=" stream_latency expect_latency ports peers contexts tty ready tty_feed hostile files crash upgrade coherence"
-all+=" watches"
+all+=" watches fork"
 wanted=${*:-$all}
 for b in $wanted; do
 	case " $all " in
@@ -219,6 +222,7 @@ bench sessions_1000 300 python3 -Bu "$here/sessions_1000.py" "$mnt" "$pid" \
 bench stream_latency 300 python3 -Bu "$here/stream_latency.py" "$mnt" "$pid"
 bench ports 300 python3 -Bu "$here/ports.py" "$mnt" "$pid"
 bench expect_latency 300 python3 -Bu "$here/expect_latency.py" "$mnt" "$pid"
+bench fork 300 python3 -Bu "$here/fork.py" "$mnt" "$pid"
 # contexts wants a python3 with matplotlib and jupyter_client (Debian's,
 # when the one on PATH has not)
 ctxpy=python3

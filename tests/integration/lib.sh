@@ -321,6 +321,23 @@ sfs_note_server() {
 	sfs_state
 }
 
+# sfs_new_server OLD: waits (20 s) until health names a live server other
+# than OLD (after a crash, the keeper's next); sets SFS_SERVER. False if
+# none came.
+sfs_new_server() {
+	local i p
+	for ((i = 0; i < 200; i++)); do
+		p=$(timeout 5 sed -n 's/^pid //p' "$MNT/health" 2>/dev/null)
+		if [ -n "$p" ] && [ "$p" != "$1" ] && sfs_alive "$p"; then
+			SFS_SERVER=$p
+			sfs_state
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # sfs_mount: mount a fresh sessionfs; exits the test if that fails
 sfs_mount() {
 	trap sfs_cleanup EXIT

@@ -37,28 +37,12 @@ sfs_marker "301.$$"
 # health_val KEY: KEY's value in health (empty when it cannot be read)
 health_val() { timeout 5 sed -n "s/^$1 //p" "$MNT/health" 2>/dev/null; }
 
-# new_server OLD: waits (20 s) until health names a live server other
-# than OLD; sets SFS_SERVER. False if none came.
-new_server() {
-	local i p
-	for ((i = 0; i < 200; i++)); do
-		p=$(health_val pid)
-		if [ -n "$p" ] && [ "$p" != "$1" ] && sfs_alive "$p"; then
-			SFS_SERVER=$p
-			sfs_state
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 # crash LABEL: kill -9 of the server; then a new one serves (checked)
 crash() {
 	local old=$SFS_SERVER
 	kill -KILL "$old"
 	sfs_wait_gone "$old" 5
-	if new_server "$old"; then pass "$1: a new server ($SFS_SERVER) serves"; else
+	if sfs_new_server "$old"; then pass "$1: a new server ($SFS_SERVER) serves"; else
 		fail "$1: a new server serves" "health names no new live pid: $(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
 		return 1
 	fi
@@ -253,7 +237,7 @@ done
 assert_eq "-" "$(cat "$SFS_TMP/exit")" "the waiting reader of exit reads '-'"
 assert_eq "$(printf "started\nlate-out\nlate-err")" "$(cat "$SFS_TMP/stream")" "the waiting reader of stream read the output, then EOF"
 check "the writer of the running run's cmd returns" sfs_wait_gone "$RUNNER" 10
-if new_server "$old"; then pass "crash: a new server ($SFS_SERVER) serves"; else
+if sfs_new_server "$old"; then pass "crash: a new server ($SFS_SERVER) serves"; else
 	fail "crash: a new server serves" "$(tail -n 3 "$SFS_TMP/daemon.log" | tr '\n' ' ')"
 fi
 assert_eq 1 "$(health_val recoveries)" "health: recoveries 1"

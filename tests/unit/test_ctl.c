@@ -329,6 +329,30 @@ START_TEST(table_own_verbs)
 }
 END_TEST
 
+/* A NAME row takes one word, which its handler checks, and no more. */
+START_TEST(name_arg)
+{
+	static const struct ctl_verb tab[] = {
+		{ "fork", CTL_ARG_NAME, false, NULL },
+		{ 0 },
+	};
+	struct ctl_args a;
+	char buf[64];
+
+	ck_assert_ptr_eq(ctl_lookup(tab, "fork new-1", 10, &a), &tab[0]);
+	ck_assert_uint_eq(a.plen, 5);
+	ck_assert_int_eq(memcmp(a.path, "new-1", 5), 0);
+	ck_assert_ptr_eq(ctl_lookup(tab, " fork  a/b \r", 12, &a), &tab[0]);
+	ck_assert_uint_eq(a.plen, 3);
+	ck_assert_int_eq(memcmp(a.path, "a/b", 3), 0);
+	ck_assert_ptr_null(ctl_lookup(tab, "fork", 4, &a));
+	ck_assert_ptr_null(ctl_lookup(tab, "fork  ", 6, &a));
+	ck_assert_ptr_null(ctl_lookup(tab, "fork a b", 8, &a));
+	ctl_usage(tab, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "fork NAME");
+}
+END_TEST
+
 /* The error line names the listed verbs, their arguments, in order. */
 START_TEST(usage_lists)
 {
@@ -466,6 +490,7 @@ static Suite *suite(void)
 	tc = tcase_create("tables");
 	tcase_add_test(tc, table_own_verbs);
 	tcase_add_test(tc, usage_lists);
+	tcase_add_test(tc, name_arg);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("signal");
 	tcase_add_test(tc, signal_names);
