@@ -15,6 +15,8 @@
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../thirdparty.sh
+. "$(dirname "$0")/../thirdparty.sh"
 
 EX=$(cd "$(dirname "$0")/../../examples/container" 2>/dev/null && pwd)
 SHARED=/srv/sfs   # the directory shared with the consumers
@@ -130,6 +132,61 @@ else
 	assert_eq 0 "$rc" "the yaml checks ran to their end" || note "$(head -c 400 "$SFS_TMP/py.err" | tr '\n' ' ')"
 fi
 
+# ---------------------------------------------------------------- the Kubernetes schema
+
+# Both manifests validated against the Kubernetes API's schema by the npm
+# package kubernetes-models (each kind's class, validate() on ajv),
+# installed once into the build directory's thirdparty/; and a copy of
+# the DaemonSet made invalid (mountPropagation: Sideways) must fail it.
+# Skipped (passed, with a note) without python3-yaml, node, or npm's
+# registry. The schema allows fields it does not know.
+KMV=5.1.0
+KMDIR=$(sfs_tp_cache "$(readlink -f "${SFS_BIN:-}")" "$SFS_TMP/tp")/kubernetes-models-$KMV
+# the manifest as JSON; for the DaemonSet also FILE.broken, its
+# propagation Sideways
+read -r -d '' TO_JSON <<'EOF'
+import json, sys, yaml
+src, out = sys.argv[1:3]
+with open(src) as f:
+    doc = yaml.safe_load(f)
+with open(out, "w") as f:
+    json.dump(doc, f)
+for c in doc["spec"]["template"]["spec"]["containers"] if doc["kind"] == "DaemonSet" else []:
+    for m in c.get("volumeMounts", []):
+        if "mountPropagation" in m:
+            m["mountPropagation"] = "Sideways"
+            with open(out + ".broken", "w") as f:
+                json.dump(doc, f)
+EOF
+# the class KIND of kubernetes-models/APIVERSION/KIND.js validates it
+read -r -d '' VALIDATE <<'EOF'
+const [dir, file] = process.argv.slice(1);
+const doc = JSON.parse(require("fs").readFileSync(file, "utf8"));
+import(dir + "/node_modules/kubernetes-models/" + doc.apiVersion + "/" + doc.kind + ".js").then((m) => {
+  try { new m[doc.kind](doc).validate(); console.log("valid"); }
+  catch (e) { console.log("invalid: " + e.message); process.exitCode = 1; }
+}, (e) => { console.log("no model: " + e.message); process.exitCode = 2; });
+EOF
+rc=2
+[ -z "$PY" ] || ! command -v node >/dev/null || { sfs_tp_npm "$KMDIR" "kubernetes-models@$KMV" "$SFS_TMP/npm.log"; rc=$?; }
+if [ -z "$PY" ] || ! command -v node >/dev/null; then
+	pass "schema: skip (no python3-yaml or no node)"
+elif [ "$rc" -eq 2 ]; then
+	pass "schema: skip (npm is missing or cannot reach its registry: $(tail -n 1 "$SFS_TMP/npm.log" 2>/dev/null | head -c 200))"
+elif [ "$rc" -ne 0 ]; then
+	fail "schema: npm install kubernetes-models@$KMV" "$(tail -c 300 "$SFS_TMP/npm.log" | tr '\n' ' ')"
+else
+	for f in daemonset.yaml consumer-pod.yaml; do
+		timeout 30 "$PY" -c "$TO_JSON" "$EX/$f" "$SFS_TMP/$f.json" 2>"$SFS_TMP/py.err" ||
+			fail "schema: $f as JSON" "$(head -c 300 "$SFS_TMP/py.err")"
+		assert_eq valid "$(timeout 60 node -e "$VALIDATE" "$KMDIR" "$SFS_TMP/$f.json" 2>&1)" \
+			"schema: $f is valid (kubernetes-models@$KMV)"
+	done
+	out=$(timeout 60 node -e "$VALIDATE" "$KMDIR" "$SFS_TMP/daemonset.yaml.json.broken" 2>&1)
+	assert_true "schema: a copy with mountPropagation: Sideways is invalid" "it says: $out" \
+		bash -c 'grep -q "^invalid: .*mountPropagation must be equal to one of the allowed values" <<<"$1"' _ "$out"
+fi
+
 # ---------------------------------------------------------------- Dockerfile
 
 DF=$EX/Dockerfile
@@ -189,7 +246,7 @@ assert_true "README: the host makes $MP" "no 'mkdir -p $MP' line" grep -qxF "mkd
 assert_true "README: the Dockerfile's build line" "no 'docker build -f examples/container/Dockerfile'" \
 	grep -qF 'docker build -f examples/container/Dockerfile' "$RD"
 other=$(grep -oE '/srv/[A-Za-z0-9_./-]*' "$RD" "$EX/Dockerfile" "$EX"/*.yaml | cut -d: -f2- |
-	grep -vE "^($SHARED|$MP)(/(sessions|health)(/.*)?)?/?\$" | sort -u | tr '\n' ' ')
+	grep -vE "^($SHARED|$MP)(/(sessions|health|ctl)(/.*)?)?/?\$" | sort -u | tr '\n' ' ')
 assert_eq "" "$other" "the examples name no /srv path but $SHARED, $MP and their files"
 assert_true "README: says what was run and what was not" "no such section" \
 	grep -q '^## What was run, what was not' "$RD"
