@@ -9,6 +9,7 @@
 # ($XDG_RUNTIME_DIR a noexec tmpfs): the daemon says it skips it, spools
 # elsewhere, and another user's session runs. A directory that allows
 # exec, with allow_other: another user's session runs (the control).
+# shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
