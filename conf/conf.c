@@ -9,9 +9,11 @@
 #include <syslog.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "conf.h"
+#include "sessions/core/log.h"
 
 struct conf conf;
 
@@ -28,29 +30,45 @@ static char *default_workspace(void)
 	return strdup("/");
 }
 
-static bool is_tmpfs(const char *path)
+static bool is_noexec(const char *path)
+{
+	struct statvfs sv;
+
+	return statvfs(path, &sv) == 0 && (sv.f_flag & ST_NOEXEC);
+}
+
+/* A tmpfs that allows exec: the shells of other users (allow_other) run
+ * a copy of bash kept in the runtime directory, which a noexec one (say
+ * podman's /dev/shm) makes fail at once; said in the log when skipped. */
+static bool is_exec_tmpfs(const char *path)
 {
 	struct statfs sf;
 
-	return statfs(path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+	if (statfs(path, &sf) != 0 || sf.f_type != TMPFS_MAGIC)
+		return false;
+	if (!is_noexec(path))
+		return true;
+	log_msg(LOG_NOTICE, "%s is mounted noexec: not the runtime directory",
+		path);
+	return false;
 }
 
-/* The first tmpfs of $XDG_RUNTIME_DIR, /run (root only) and /dev/shm,
- * else $XDG_RUNTIME_DIR when set, else /tmp. Spool files are created for
- * every run, and on a disk file system a create costs ten times what it
- * costs on tmpfs. */
+/* The first tmpfs that allows exec of $XDG_RUNTIME_DIR, /run (root only)
+ * and /dev/shm, else $XDG_RUNTIME_DIR when set and not noexec, else /tmp.
+ * Spool files are created for every run, and on a disk file system a
+ * create costs ten times what it costs on tmpfs. */
 static char *default_runtime_dir(void)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	bool has_xdg = xdg && xdg[0] == '/';
 
-	if (has_xdg && is_tmpfs(xdg))
+	if (has_xdg && is_exec_tmpfs(xdg))
 		return strdup(xdg);
-	if (geteuid() == 0 && is_tmpfs("/run"))
+	if (geteuid() == 0 && is_exec_tmpfs("/run"))
 		return strdup("/run");
-	if (is_tmpfs("/dev/shm"))
+	if (is_exec_tmpfs("/dev/shm"))
 		return strdup("/dev/shm");
-	return strdup(has_xdg ? xdg : "/tmp");
+	return strdup(has_xdg && !is_noexec(xdg) ? xdg : "/tmp");
 }
 
 /* What earlier defaults or a file set (a unit test loads many times). */

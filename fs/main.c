@@ -49,6 +49,7 @@ static struct fuse_session *se;
 static struct fuse_buf fbuf;
 static struct loop_watch fuse_w, sig_w;
 static bool stopping;
+static bool others; /* -o allow_other: other users reach the mount */
 
 static void shutdown_done(void *arg)
 {
@@ -200,6 +201,7 @@ static int configure(struct fuse_args *args)
 	    fuse_opt_insert_arg(args, 1, "-odefault_permissions") < 0)
 		rc = 2;
 	files_posix_acl = o.shared;
+	others = o.shared;
 	if (o.mountpoint && fuse_opt_add_arg(args, o.mountpoint) < 0)
 		rc = 2;
 	free(o.mountpoint);
@@ -292,7 +294,8 @@ static int serve(const struct state_r *root)
 	/* once, before any shell: the module of this start, whatever later
 	 * replaces the file (logged when it is missing) */
 	shell_load_driver();
-	shell_copy_program();
+	if (rc == 0)
+		rc = shell_copy_program(others);
 	if (rc == 0) /* after sess_init, which raises RLIMIT_NOFILE */
 		rc = fdq_init();
 	if (rc == 0 && lp)

@@ -18,6 +18,10 @@
 #                           holds the program and its tests/). Status 2
 #                           when there are no tarballs, 1 when the build
 #                           failed (its log's end on stderr).
+#   sfs_tp_npm DIR PKG@VER LOG  PKG@VER installed by npm into DIR (once:
+#                           kept when DIR/node_modules/PKG is there);
+#                           status 2 when npm is missing or cannot reach
+#                           its registry, 1 when the install failed (LOG)
 
 sfs_tp_src() {
 	local top d
@@ -40,6 +44,16 @@ sfs_tp_cache() {
 	else
 		printf '%s\n' "$2"
 	fi
+}
+
+sfs_tp_npm() {
+	local dir=$1 spec=$2 log=$3
+	[ -f "$dir/node_modules/${spec%@*}/package.json" ] && return 0
+	command -v npm >/dev/null || return 2
+	timeout 60 npm ping >"$log" 2>&1 || return 2
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
+		timeout 180 npm install --prefix "$dir.tmp" --no-audit --no-fund --silent "$spec" >>"$log" 2>&1 &&
+		rm -rf "$dir" && mv "$dir.tmp" "$dir"
 }
 
 # _sfs_tp_make NAME TARBALL WORKDIR: unpacks TARBALL in WORKDIR and builds

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,13 @@ void rtdir_fini(void)
 		close(rt_fd);
 	}
 	rt_fd = -1;
+}
+
+bool rtdir_noexec(void)
+{
+	struct statvfs st;
+
+	return fstatvfs(rt_fd, &st) == 0 && (st.f_flag & ST_NOEXEC);
 }
 
 int rtdir_make(const char *name, char *path, size_t len)

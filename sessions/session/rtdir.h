@@ -5,6 +5,7 @@
 #ifndef SFS_RTDIR_H
 #define SFS_RTDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -13,6 +14,9 @@
 int rtdir_init(void);
 /* Removes it and everything in it. */
 void rtdir_fini(void);
+/* Whether its filesystem is mounted noexec: no program copied into it
+ * (rtdir_copy) can be run. */
+bool rtdir_noexec(void);
 /* Makes the subdirectory name; its path goes to path. Returns an open
  * descriptor of it or -errno. */
 int rtdir_make(const char *name, char *path, size_t len);

@@ -115,8 +115,11 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 /* Makes the exec-only copy of the configured shell that the shells of
  * other owners run (mode 0111 in the runtime directory; see shell.c),
  * once, at the start, before any user can fill that directory; logged
- * when it cannot be made (then no such shell starts). */
-void shell_copy_program(void);
+ * when it cannot be made (then no such shell starts). others: other
+ * users reach the mount (allow_other); a root daemon's then refuses a
+ * runtime directory mounted noexec, where no such shell could start:
+ * -ENOEXEC (logged), else 0. */
+int shell_copy_program(bool others);
 /* The program uid's shell execs: bash for the daemon's own user, else the
  * copy shell_copy_program made; NULL without it (logged). */
 const char *shell_program(const char *bash, uid_t uid);

@@ -143,8 +143,16 @@ const char *shell_program(const char *bash, uid_t uid)
 	return uid == geteuid() ? bash : exec_only(bash);
 }
 
-void shell_copy_program(void)
+int shell_copy_program(bool others)
 {
 	exec_only(conf.shell);
+	if (!others || geteuid() != 0 || !rtdir_noexec())
+		return 0;
+	log_msg(LOG_ERR,
+		"runtime_dir %s is mounted noexec: the shells of users other "
+		"than root run a copy of %s kept there and could not start; "
+		"set runtime_dir to a directory whose filesystem allows exec",
+		conf.runtime_dir, conf.shell);
+	return -ENOEXEC;
 }
 

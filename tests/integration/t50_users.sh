@@ -553,7 +553,7 @@ BIN_DIR=$(dirname "$SFS_BIN")
 if [ -f "$BIN_DIR/sfsdrv.so" ]; then
 	PRIV=$(mktemp -d "$SFS_TMP/priv.XXXXXX")
 	cp "$SFS_BIN" "$PRIV/sessionfs"
-	for f in sfsdrv.so sfsctx.py sfsctx.js; do
+	for f in sfsdrv.so sfsctx.py sfsctx.js sfschart.py sfsts.js; do
 		[ -f "$BIN_DIR/$f" ] && cp "$BIN_DIR/$f" "$PRIV/"
 	done
 	assert_eq 700 "$(stat -c %a "$PRIV")" "private build: its directory has mode 0700"

@@ -11,18 +11,44 @@
 # MOUNTPOINT]. The mount point is a directory below the shared directory
 # (so that a consumer sees a restart), the same in all of them and in the
 # README's docker run lines (daemon: /dev/fuse, SYS_ADMIN, rshared;
-# consumer: rslave). Nothing is mounted.
+# consumer: rslave). No drift: the manifests hold what tests/containers.sh
+# runs, read from the README's lines (found by containers_lib.sh's
+# ct_readme_lines, as containers.sh finds them), the Dockerfile and the
+# config containers.sh writes: each -v's hostPath, mount path,
+# propagation (rshared = Bidirectional, rslave = HostToContainer) and
+# ro, --device, --cap-add, no command or args over the ENTRYPOINT, the
+# probe = the HEALTHCHECK's CMD, runtime_dir left to its default. Both
+# manifests validated by the Kubernetes schema (npm kubernetes-models,
+# cached), and a broken copy fails it. Nothing is mounted.
 # shellcheck disable=SC2016
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../thirdparty.sh
+. "$(dirname "$0")/../thirdparty.sh"
 
 EX=$(cd "$(dirname "$0")/../../examples/container" 2>/dev/null && pwd)
-SHARED=/srv/sfs   # the directory shared with the consumers
-MP=$SHARED/mnt    # sessionfs's mount point, below it
-
 for f in Dockerfile daemonset.yaml consumer-pod.yaml README.md; do
 	assert_true "examples/container/$f exists" "missing" test -f "$EX/$f"
 done
+# the README's docker lines, found as tests/containers.sh finds them
+# shellcheck source=../containers_lib.sh
+. "$(dirname "$0")/../containers_lib.sh"
+assert_true "README: the host's, build, daemon, consumer and config lines" "$LINES_ERR" ct_readme_lines
+DF=$EX/Dockerfile
+# lines: continuation lines joined, comments dropped
+df_lines() { sed -e '/^[[:space:]]*#/d' "$DF" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta'; }
+EP=$(df_lines | grep -E '^ENTRYPOINT ' | tail -n 1)
+EP=${EP#ENTRYPOINT }
+HC=$(df_lines | grep -E '^HEALTHCHECK ' | sed -n 's/.*[[:space:]]CMD[[:space:]]*//p')
+# sessionfs's mount point: the last word of the Dockerfile's ENTRYPOINT;
+# the directory shared with the consumers: the container's side of the
+# README daemon line's -v with rshared (checked to be MP's parent below)
+MP=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])[-1])' "$EP" 2>/dev/null)
+SHARED=$(python3 -c 'import shlex, sys
+w = shlex.split(sys.argv[1])
+print(next(v.split(":")[1] for o, v in zip(w, w[1:]) if o == "-v" and v.endswith(":rshared")))' "$README_DAEMON" 2>/dev/null)
+assert_true "the mount point (ENTRYPOINT's last word) and the shared directory (the daemon's -v ...:rshared)" \
+	"mount point '$MP', shared '$SHARED'" test -n "$MP" -a -n "$SHARED"
 
 # ---------------------------------------------------------------- yaml
 
@@ -51,22 +77,6 @@ def load(name):
 def mounts_at(container, path):
     return [m for m in container.get("volumeMounts", []) if m.get("mountPath") == path]
 
-def host_path(spec, volume):
-    for v in spec.get("volumes", []):
-        if v.get("name") == volume:
-            return (v.get("hostPath") or {}).get("path")
-    return None
-
-def check_mount(name, spec, container, path, mode):
-    ms = mounts_at(container, path)
-    say(len(ms) == 1, name + ": a volume mounted at " + path, "volumeMounts: %r" % container.get("volumeMounts"))
-    if not ms:
-        return
-    got = ms[0].get("mountPropagation")
-    say(got == mode, name + ": " + path + " has mountPropagation " + mode, "it has %r" % got)
-    hp = host_path(spec, ms[0].get("name"))
-    say(hp == path, name + ": " + path + " is the hostPath " + path, "its volume is %r" % hp)
-
 ds = load("daemonset.yaml")
 say(ds.get("kind") == "DaemonSet" and ds.get("apiVersion") == "apps/v1",
     "daemonset.yaml: kind DaemonSet, apps/v1", "%r %r" % (ds.get("kind"), ds.get("apiVersion")))
@@ -74,12 +84,6 @@ spec = ds.get("spec", {}).get("template", {}).get("spec", {})
 cs = spec.get("containers", [])
 c = cs[0] if cs else {}
 say(len(cs) == 1, "daemonset.yaml: one container", "%d" % len(cs))
-say((c.get("securityContext") or {}).get("privileged") is True,
-    "daemonset.yaml: the container is privileged", "securityContext: %r" % c.get("securityContext"))
-fuse = mounts_at(c, "/dev/fuse")
-say(len(fuse) == 1 and host_path(spec, fuse[0].get("name")) == "/dev/fuse",
-    "daemonset.yaml: /dev/fuse is the host's /dev/fuse", "volumeMounts: %r" % c.get("volumeMounts"))
-check_mount("daemonset.yaml", spec, c, shared, "Bidirectional")
 probe = c.get("livenessProbe") or {}
 cmd = (probe.get("exec") or {}).get("command") or []
 say(cmd[:1] == ["timeout"] and len(cmd) >= 4 and cmd[2:] == ["cat", mp + "/health"],
@@ -103,7 +107,6 @@ pod = load("consumer-pod.yaml")
 say(pod.get("kind") == "Pod", "consumer-pod.yaml: kind Pod", "%r" % pod.get("kind"))
 pspec = pod.get("spec", {})
 pc = (pspec.get("containers") or [{}])[0]
-check_mount("consumer-pod.yaml", pspec, pc, shared, "HostToContainer")
 say(not (pc.get("securityContext") or {}).get("privileged"), "consumer-pod.yaml: the consumer is not privileged",
     "securityContext: %r" % pc.get("securityContext"))
 env = {e.get("name"): e for e in pc.get("env", [])}
@@ -113,10 +116,11 @@ script = " ".join(pc.get("command", []) + pc.get("args", []))
 say(mp + "/sessions" in script, "consumer-pod.yaml: the consumer uses " + mp + "/sessions", "command: %r" % script[:200])
 EOF
 
-if [ -z "$PY" ]; then
-	pass "yaml: skip (no python3 with the yaml module; tests/install-deps.sh installs python3-yaml)"
-else
-	out=$(timeout 30 "$PY" -c "$YAML_CHECKS" "$EX" "$SHARED" "$MP" 2>"$SFS_TMP/py.err")
+# py_checks SCRIPT ARG...: each "ok NAME" / "not ok NAME: why" line
+# SCRIPT prints is a check; it must run to its end
+py_checks() {
+	local out rc line
+	out=$(timeout 30 "$PY" -c "$@" 2>"$SFS_TMP/py.err")
 	rc=$?
 	while IFS= read -r line; do
 		case $line in
@@ -127,14 +131,156 @@ else
 			;;
 		esac
 	done <<<"$out"
-	assert_eq 0 "$rc" "the yaml checks ran to their end" || note "$(head -c 400 "$SFS_TMP/py.err" | tr '\n' ' ')"
+	assert_eq 0 "$rc" "the python checks ran to their end" || note "$(head -c 400 "$SFS_TMP/py.err" | tr '\n' ' ')"
+}
+
+if [ -z "$PY" ]; then
+	pass "yaml: skip (no python3 with the yaml module; tests/install-deps.sh installs python3-yaml)"
+else
+	py_checks "$YAML_CHECKS" "$EX" "$SHARED" "$MP"
+fi
+
+# ---------------------------------------------------------------- no drift
+
+# The manifests against what tests/containers.sh runs: the README's
+# docker lines (the daemon's with the config volume, as containers.sh
+# adds it), the Dockerfile's HEALTHCHECK and the config containers.sh
+# gives the daemon. Every value is read from those files; the one table
+# here maps docker's terms to Kubernetes'.
+read -r -d '' DRIFT_CHECKS <<'EOF'
+import json, re, shlex, sys, yaml
+
+ex, daemon, consumer, healthcheck, ctsh = sys.argv[1:6]
+# docker's propagation -> Kubernetes' mountPropagation
+PROPAGATION = {"rshared": "Bidirectional", "rslave": "HostToContainer"}
+
+def say(ok, name, why=""):
+    print(("ok " if ok else "not ok ") + name + ("" if ok else ": " + why))
+
+def load(name):
+    with open(ex + "/" + name) as f:
+        return yaml.safe_load(f)
+
+def opts(line, flag):
+    w = shlex.split(line)
+    return [v for o, v in zip(w, w[1:]) if o == flag]
+
+def volume(spec, name):
+    return next((v for v in spec.get("volumes", []) if v.get("name") == name), {})
+
+def same_volumes(label, line, spec, c):
+    for v in opts(line, "-v"):
+        host, path, *mode = v.split(":")
+        mode = mode[0].split(",") if mode else []
+        ms = [m for m in c.get("volumeMounts", []) if m.get("mountPath") == path]
+        say(len(ms) == 1, label + ": -v " + v + ": a volume mounted at " + path, "volumeMounts: %r" % c.get("volumeMounts"))
+        if not ms:
+            continue
+        hp = (volume(spec, ms[0].get("name")).get("hostPath") or {}).get("path")
+        say(hp == host, label + ": -v " + v + ": its hostPath is " + host, "it is %r" % hp)
+        for m in mode:
+            if m in PROPAGATION:
+                got = ms[0].get("mountPropagation")
+                say(got == PROPAGATION[m], label + ": -v " + v + ": mountPropagation " + PROPAGATION[m], "it is %r" % got)
+            if m == "ro":
+                say(ms[0].get("readOnly") is True, label + ": -v " + v + ": readOnly", "%r" % ms[0])
+
+def containers(doc):
+    spec = doc.get("spec", {})
+    spec = spec.get("template", {}).get("spec", spec)
+    return spec, (spec.get("containers") or [{}])[0]
+
+spec, c = containers(load("daemonset.yaml"))
+same_volumes("daemonset.yaml", daemon, spec, c)
+for dev in opts(daemon, "--device"):
+    ms = [m for m in c.get("volumeMounts", []) if m.get("mountPath") == dev]
+    hp = volume(spec, ms[0].get("name")).get("hostPath") or {} if ms else {}
+    say(hp.get("path") == dev and hp.get("type") == "CharDevice",
+        "daemonset.yaml: --device " + dev + ": the host's " + dev + " (hostPath, CharDevice)", "%r" % hp)
+sc = c.get("securityContext") or {}
+for cap in opts(daemon, "--cap-add"):
+    say(sc.get("privileged") is True or cap in (sc.get("capabilities") or {}).get("add", []),
+        "daemonset.yaml: --cap-add " + cap + ": privileged or capabilities.add " + cap, "securityContext: %r" % sc)
+# the README's daemon line ends with the image: its ENTRYPOINT, whole
+say("command" not in c and "args" not in c,
+    "daemonset.yaml: the image's ENTRYPOINT and its arguments, as the README's daemon line (no command, no args)",
+    "command %r, args %r" % (c.get("command"), c.get("args")))
+probe = ((c.get("livenessProbe") or {}).get("exec") or {}).get("command")
+say(probe == json.loads(healthcheck), "daemonset.yaml: the liveness probe runs the Dockerfile's HEALTHCHECK " + healthcheck,
+    "it runs %r" % probe)
+conf = re.findall(r"printf '([^']*)' >\"\$H\.conf\"", ctsh)
+say(len(conf) == 1, "tests/containers.sh: one config for the daemon", "%r" % conf)
+say(not any("runtime_dir" in t for t in conf) and "runtime_dir" not in json.dumps(load("daemonset.yaml")),
+    "runtime_dir: the default, in tests/containers.sh's config and in the DaemonSet", "config %r" % conf)
+
+pspec, pc = containers(load("consumer-pod.yaml"))
+same_volumes("consumer-pod.yaml", consumer, pspec, pc)
+EOF
+if [ -z "$PY" ]; then
+	pass "drift: skip (no python3 with the yaml module)"
+else
+	py_checks "$DRIFT_CHECKS" "$EX" "${README_DAEMON% *} $README_CONFIG ${README_DAEMON##* }" \
+		"$README_CONSUMER" "$HC" "$(cat "$EX/../../tests/containers.sh")"
+fi
+
+
+# ---------------------------------------------------------------- the Kubernetes schema
+
+# Both manifests validated against the Kubernetes API's schema by the npm
+# package kubernetes-models (each kind's class, validate() on ajv),
+# installed once into the build directory's thirdparty/; and a copy of
+# the DaemonSet made invalid (mountPropagation: Sideways) must fail it.
+# Skipped (passed, with a note) without python3-yaml, node, or npm's
+# registry. The schema allows fields it does not know.
+KMV=5.1.0
+KMDIR=$(sfs_tp_cache "$(readlink -f "${SFS_BIN:-}")" "$SFS_TMP/tp")/kubernetes-models-$KMV
+# the manifest as JSON; for the DaemonSet also FILE.broken, its
+# propagation Sideways
+read -r -d '' TO_JSON <<'EOF'
+import json, sys, yaml
+src, out = sys.argv[1:3]
+with open(src) as f:
+    doc = yaml.safe_load(f)
+with open(out, "w") as f:
+    json.dump(doc, f)
+for c in doc["spec"]["template"]["spec"]["containers"] if doc["kind"] == "DaemonSet" else []:
+    for m in c.get("volumeMounts", []):
+        if "mountPropagation" in m:
+            m["mountPropagation"] = "Sideways"
+            with open(out + ".broken", "w") as f:
+                json.dump(doc, f)
+EOF
+# the class KIND of kubernetes-models/APIVERSION/KIND.js validates it
+read -r -d '' VALIDATE <<'EOF'
+const [dir, file] = process.argv.slice(1);
+const doc = JSON.parse(require("fs").readFileSync(file, "utf8"));
+import(dir + "/node_modules/kubernetes-models/" + doc.apiVersion + "/" + doc.kind + ".js").then((m) => {
+  try { new m[doc.kind](doc).validate(); console.log("valid"); }
+  catch (e) { console.log("invalid: " + e.message); process.exitCode = 1; }
+}, (e) => { console.log("no model: " + e.message); process.exitCode = 2; });
+EOF
+rc=2
+[ -z "$PY" ] || ! command -v node >/dev/null || { sfs_tp_npm "$KMDIR" "kubernetes-models@$KMV" "$SFS_TMP/npm.log"; rc=$?; }
+if [ -z "$PY" ] || ! command -v node >/dev/null; then
+	pass "schema: skip (no python3-yaml or no node)"
+elif [ "$rc" -eq 2 ]; then
+	pass "schema: skip (npm is missing or cannot reach its registry: $(tail -n 1 "$SFS_TMP/npm.log" 2>/dev/null | head -c 200))"
+elif [ "$rc" -ne 0 ]; then
+	fail "schema: npm install kubernetes-models@$KMV" "$(tail -c 300 "$SFS_TMP/npm.log" | tr '\n' ' ')"
+else
+	for f in daemonset.yaml consumer-pod.yaml; do
+		timeout 30 "$PY" -c "$TO_JSON" "$EX/$f" "$SFS_TMP/$f.json" 2>"$SFS_TMP/py.err" ||
+			fail "schema: $f as JSON" "$(head -c 300 "$SFS_TMP/py.err")"
+		assert_eq valid "$(timeout 60 node -e "$VALIDATE" "$KMDIR" "$SFS_TMP/$f.json" 2>&1)" \
+			"schema: $f is valid (kubernetes-models@$KMV)"
+	done
+	out=$(timeout 60 node -e "$VALIDATE" "$KMDIR" "$SFS_TMP/daemonset.yaml.json.broken" 2>&1)
+	assert_true "schema: a copy with mountPropagation: Sideways is invalid" "it says: $out" \
+		bash -c 'grep -q "^invalid: .*mountPropagation must be equal to one of the allowed values" <<<"$1"' _ "$out"
 fi
 
 # ---------------------------------------------------------------- Dockerfile
 
-DF=$EX/Dockerfile
-# lines: continuation lines joined, comments dropped
-df_lines() { sed -e '/^[[:space:]]*#/d' "$DF" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta'; }
 froms=$(df_lines | grep -E '^FROM ')
 assert_true "Dockerfile: there is a FROM" "none" test -n "$froms"
 # FROM $BASE / $BUILD_BASE: build arguments whose defaults are debian:12
@@ -143,7 +289,7 @@ bad=$(printf '%s\n' "$froms" | grep -vE '^FROM \$(BASE|BUILD_BASE)( AS [A-Za-z0-
 assert_eq "" "$bad" "Dockerfile: every FROM is \$BASE or \$BUILD_BASE"
 assert_eq "ARG BASE=debian:12" "$(df_lines | grep -E '^ARG BASE=')" "Dockerfile: BASE defaults to debian:12"
 assert_eq "ARG BUILD_BASE=\$BASE" "$(df_lines | grep -E '^ARG BUILD_BASE=')" "Dockerfile: BUILD_BASE defaults to BASE"
-assert_true "Dockerfile: a HEALTHCHECK reads $MP/health" "none" bash -c 'grep -E "^HEALTHCHECK .*$2/health" <<<"$1"' _ "$(df_lines)" "$MP"
+assert_true "Dockerfile: a HEALTHCHECK reads $MP/health" "none" bash -c 'grep -qE "^HEALTHCHECK .*$2/health" <<<"$1"' _ "$(df_lines)" "$MP"
 assert_true "Dockerfile: labels" "none" bash -c 'grep -q "^LABEL " <<<"$1"' _ "$(df_lines)"
 # the lines tests/containers.sh runs are this README's: it finds them as
 # these checks do, and the consumer line it adds is the README's with its
@@ -158,8 +304,7 @@ done
 for step in 'meson setup .* --buildtype=release' 'ninja -C' 'meson install .*--destdir' "mkdir -p $MP"; do
 	assert_true "Dockerfile: RUN ... $step" "no RUN line matches" bash -c 'grep -qE -- "$2" <<<"$1"' _ "$runs" "$step"
 done
-ep=$(df_lines | grep -E '^ENTRYPOINT ' | tail -n 1)
-ep=${ep#ENTRYPOINT }
+ep=$EP
 want="[\"sessionfs\",\"-f\",\"-o\",\"allow_other\",\"$MP\"]"
 if [ -n "$PY" ]; then
 	got=$("$PY" -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]), separators=(",", ":")))' "$ep" 2>&1)
@@ -172,10 +317,8 @@ assert_eq "$SHARED" "$(dirname "$MP")" "the mount point $MP is directly below th
 # ---------------------------------------------------------------- README
 
 RD=$EX/README.md
-# the docker run lines of the README (continuations joined)
-dr=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$RD" | grep -E '^[[:space:]]*docker run ')
-daemon=$(grep -e '--device /dev/fuse' <<<"$dr")
-consumer=$(grep -e ':rslave' <<<"$dr")
+daemon=$README_DAEMON
+consumer=$README_CONSUMER
 assert_eq 1 "$(grep -c . <<<"$daemon")" "README: one docker run line for the daemon (--device /dev/fuse)"
 assert_eq 1 "$(grep -c . <<<"$consumer")" "README: one docker run line for a consumer (:rslave)"
 for w in '--cap-add SYS_ADMIN' "-v $SHARED:$SHARED:rshared"; do
@@ -189,7 +332,7 @@ assert_true "README: the host makes $MP" "no 'mkdir -p $MP' line" grep -qxF "mkd
 assert_true "README: the Dockerfile's build line" "no 'docker build -f examples/container/Dockerfile'" \
 	grep -qF 'docker build -f examples/container/Dockerfile' "$RD"
 other=$(grep -oE '/srv/[A-Za-z0-9_./-]*' "$RD" "$EX/Dockerfile" "$EX"/*.yaml | cut -d: -f2- |
-	grep -vE "^($SHARED|$MP)(/(sessions|health)(/.*)?)?/?\$" | sort -u | tr '\n' ' ')
+	grep -vE "^($SHARED|$MP)(/(sessions|health|ctl)(/.*)?)?/?\$" | sort -u | tr '\n' ' ')
 assert_eq "" "$other" "the examples name no /srv path but $SHARED, $MP and their files"
 assert_true "README: says what was run and what was not" "no such section" \
 	grep -q '^## What was run, what was not' "$RD"

@@ -129,11 +129,7 @@ assert_file_match "$P/stderr" "chart cannot be read .ZeroDivisionError" "one lin
 # -------------------------------------------------------------- typescript
 TSV=5.6.3
 TSDIR=$(sfs_tp_cache "$(readlink -f "$SFS_BIN")" "$SFS_TMP/tp")/typescript-$TSV
-if [ ! -f "$TSDIR/node_modules/typescript/package.json" ]; then
-	rm -rf "$TSDIR.tmp" && mkdir -p "$TSDIR.tmp" &&
-		timeout 180 npm install --prefix "$TSDIR.tmp" --no-audit --no-fund --silent "typescript@$TSV" >"$SFS_TMP/npm.log" 2>&1 &&
-		rm -rf "$TSDIR" && mv "$TSDIR.tmp" "$TSDIR"
-fi
+sfs_tp_npm "$TSDIR" "typescript@$TSV" "$SFS_TMP/npm.log"
 if [ -f "$TSDIR/node_modules/typescript/package.json" ]; then
 	T=$CS/ts
 	check "mkdir contexts/ts (cwd: the typescript package's)" mkctx ts typescript "$TSDIR"
