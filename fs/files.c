@@ -351,6 +351,11 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
 	}
 	fi->keep_cache = fwatch_on; /* fs/files_watch.c drops what changes */
 	fi->direct_io = 0;
+	/* A FLUSH would be a round trip for nothing (f_flush): the kernel
+	 * keeps the locks of files/ itself, the daemon offering no lock
+	 * operations. A writer's stays, for the pages it may have dirtied
+	 * through a mapping, which the kernel writes out before it. */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	return 0;
 }
 
