@@ -94,6 +94,8 @@ static void files_metrics(struct strbuf *b)
 	metric(b, "files_getattrs_total", "counter",
 	       "Attribute requests of files/ the kernel sent.",
 	       fwatch_getattrs);
+	metric(b, "files_readdirs_total", "counter",
+	       "Listing requests of files/ the kernel sent.", fwatch_readdirs);
 	metric(b, "files_invalidations_total", "counter",
 	       "Invalidations of files/ sent to the kernel.", finval_sent());
 }

@@ -15,10 +15,11 @@
  * EEXIST).
  *
  * The sessions change the same files behind the kernel's back: entries
- * (negative ones too), attributes and pages are cached only while
- * fs/files_watch.c invalidates what changes (timeouts 0 else). Listings
- * are not: a listing read on after a crash must answer ESTALE, and the
- * kernel's inodes of a crashed program are not known to the next.
+ * (negative ones too), attributes, pages and listings are cached only
+ * while fs/files_watch.c invalidates what changes (timeouts 0 else). A
+ * listing the kernel cached before a crash is not known to the next
+ * program, which cannot drop it: a directory open across the crash
+ * reads on from that cache, and errs with ESTALE past its end.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -350,6 +351,11 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
 	}
 	fi->keep_cache = fwatch_on; /* fs/files_watch.c drops what changes */
 	fi->direct_io = 0;
+	/* A FLUSH would be a round trip for nothing (f_flush): the kernel
+	 * keeps the locks of files/ itself, the daemon offering no lock
+	 * operations. A writer's stays, for the pages it may have dirtied
+	 * through a mapping, which the kernel writes out before it. */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	return 0;
 }
 
@@ -526,6 +532,10 @@ static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -fslot_opendir(fd, uid, &fi->fh);
 		fnode_as_self(sw);
 	}
+	/* the kernel keeps the listing in the directory's pages, which
+	 * fs/files_watch.c drops with its times when an entry changes */
+	fi->cache_readdir = fwatch_on;
+	fi->keep_cache = fwatch_on;
 	if (err)
 		fuse_reply_err(req, err);
 	else if (fuse_reply_open(req, fi) != 0)
@@ -583,6 +593,7 @@ static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf = dir && d && d->dp ? malloc(size ? size : 1) : NULL;
 	ssize_t len;
 
+	fwatch_readdirs++;
 	if (!buf) {
 		fuse_reply_err(req, !dir	 ? fnode_err(ino) :
 				    !d || !d->dp ? ESTALE :

@@ -50,7 +50,7 @@
 
 bool fwatch_on;
 double fwatch_ttl;
-unsigned long fwatch_lookups, fwatch_getattrs;
+unsigned long fwatch_lookups, fwatch_getattrs, fwatch_readdirs;
 
 static struct loop_watch watch = { .fd = -1 };
 static __kernel_fsid_t fsid; /* of the workspace's filesystem */

@@ -56,12 +56,13 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 def run(argv, cwd=None, ok=(0,)):
-    """Runs argv quietly under TIMEOUT_S; BenchError unless its status is in ok."""
-    p = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    """Runs argv quietly under TIMEOUT_S; BenchError unless its status is in ok,
+    with the end of its output (ninja and meson tell of a failure on stdout)."""
+    p = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=TIMEOUT_S, check=False)
     if p.returncode not in ok:
         raise sb.BenchError("%s: status %d: %s" % (" ".join(argv), p.returncode,
-                                                   p.stderr.decode(errors="replace")[-300:]))
+                                                   p.stdout.decode(errors="replace")[-600:]))
 
 
 def timed(argv, cwd=None, ok=(0,)):
@@ -354,7 +355,11 @@ def body():
             for i, (_, key) in enumerate(ROWS):
                 k = (r + i) % len(views)
                 for name, root in views[k:] + views[:k]:
-                    times[key][name].append(getattr(bench, "w_" + key)(root, "%s-%d" % (name, r)))
+                    try:
+                        t = getattr(bench, "w_" + key)(root, "%s-%d" % (name, r))
+                    except sb.BenchError as e:
+                        raise sb.BenchError("%s, %s: %s" % (key, name, e)) from None
+                    times[key][name].append(t)
             for m in mounts:
                 m.close()
         report(times, names, bench.counts)

@@ -5,7 +5,10 @@
 # at once all the same: a write, an append, a truncation, a rename, an
 # unlink, a creation (of a name files/ was asked for and did not have),
 # mkdir, rmdir, chmod (file and directory), a hard link, a change to a
-# file held open through files/, and a write from a session's cmd. Each
+# file held open through files/, a write from a session's cmd, and the
+# listings (cached: a second ls asks nothing) after a creation, unlink
+# and rename in the backing directory or from a session's cmd, and at
+# once after the same made through files/ itself. Each
 # is made after files/ has cached the old state (read, stat or listed
 # it), and is looked for through files/ until WINDOW_MS (1 s, far
 # above the measured window: tests/bench/coherence.py) have passed; the
@@ -159,6 +162,58 @@ rmdir "$SUB/d"
 seen "rmdir: not listed" unlisted "$F" d
 seen "rmdir: gone" gone "$F/d"
 
+# --------------------------------------------------------------- listings
+
+# lists DIR: the listing requests files/ served for one ls of DIR
+lists() {
+	local before
+	before=$(metric files_readdirs_total)
+	fs ls -a -- "$1" >/dev/null
+	echo $(($(metric files_readdirs_total) - before))
+}
+L=$SUB/l
+FL=$F/l
+mkdir -p "$L" "$SUB/l2"
+(cd "$L" && touch a b c)
+first=$(lists "$FL")
+second=$(lists "$FL")
+assert_true "a listing is read from the daemon once" "first $first" test "$first" -ge 1
+assert_eq 0 "$second" "a second listing of an unchanged directory is the kernel's cache"
+touch "$L/new"
+seen "a creation in the backing directory is listed" listed "$FL" new
+fs ls -a "$FL" >/dev/null
+rm "$L/a"
+seen "an unlink in the backing directory is not listed" unlisted "$FL" a
+fs ls -a "$FL" >/dev/null
+mv "$L/b" "$L/b2"
+seen "a rename in the backing directory: the new name is listed" listed "$FL" b2
+seen "a rename in the backing directory: the old name is not" unlisted "$FL" b
+fs ls -a "$FL" "$F/l2" >/dev/null
+mv "$L/c" "$SUB/l2/c"
+seen "a rename to another directory: gone from the first listing" unlisted "$FL" c
+seen "a rename to another directory: in the second listing" listed "$F/l2" c
+fs ls -a "$FL" >/dev/null
+if sfs_run "$S" "touch '$L/sess' && rm '$L/new'"; then
+	pass "a session's cmd creates and unlinks in a listed directory"
+else
+	fail "a session's cmd creates and unlinks in a listed directory" "cmd failed"
+fi
+seen "a session's creation is listed" listed "$FL" sess
+seen "a session's unlink is not listed" unlisted "$FL" new
+# through files/ itself: the kernel knows at once, no window
+fs ls -a "$FL" >/dev/null
+fs touch "$FL/mine"
+assert_true "a creation through files/ is listed at once" "not listed" listed "$FL" mine
+fs mv "$FL/mine" "$FL/mine2"
+assert_true "a rename through files/ is listed at once" "old or no name" \
+	eval 'listed "$FL" mine2 && unlisted "$FL" mine'
+fs rm "$FL/mine2"
+assert_true "an unlink through files/ is not listed at once" "listed" unlisted "$FL" mine2
+fs mkdir "$FL/md"
+assert_true "a mkdir through files/ is listed at once" "not listed" listed "$FL" md
+fs rmdir "$FL/md"
+assert_true "an rmdir through files/ is not listed at once" "listed" unlisted "$FL" md
+
 # ------------------------------------------------------------- hard links
 
 printf h >"$SUB/h1"
@@ -256,5 +311,11 @@ assert_true "files_cache = false: at least one request per file" \
 	"second $second" test "$second" -ge 1000
 printf five >"$SUB/f"
 assert_true "files_cache = false: a change is seen at once" "stale" has "$F/f" five
+fs ls -a "$F/l" >/dev/null
+second=$(lists "$F/l")
+assert_true "files_cache = false: every listing asks the daemon" "second $second" \
+	test "$second" -ge 1
+touch "$SUB/l/late"
+assert_true "files_cache = false: a creation is listed at once" "not listed" listed "$F/l" late
 
 sfs_done
