@@ -283,6 +283,16 @@ int finval_pause(void)
 	return rc;
 }
 
+bool finval_idle(void)
+{
+	bool idle;
+
+	pthread_mutex_lock(&mu);
+	idle = !busy && !head && !epoch_due;
+	pthread_mutex_unlock(&mu);
+	return idle;
+}
+
 unsigned long finval_sent(void)
 {
 	return atomic_load(&sent);

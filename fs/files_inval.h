@@ -34,6 +34,9 @@ void finval_all_entries(void);
  * at the end of that wait. */
 #define FINVAL_PAUSE_MS 10000
 int finval_pause(void);
+/* Whether every notification queued is written (none waits, and the
+ * thread is inside none). */
+bool finval_idle(void);
 /* Counts since the start (metrics, tests): notifications sent. */
 unsigned long finval_sent(void);
 

@@ -188,6 +188,12 @@ static void on_events(struct loop_watch *w, uint32_t events)
 	}
 }
 
+void fwatch_drain(void)
+{
+	if (fwatch_on && watch.fd >= 0)
+		on_events(&watch, EPOLLIN);
+}
+
 static void flush_one(const struct fnode *n)
 {
 	finval_inode(fnode_ino(n), 0);

@@ -38,6 +38,9 @@ void fwatch_adopt(bool cached, int fd);
 void fwatch_start(struct fuse_session *se, bool crashed);
 /* Every node the kernel knows, and every entry (an overflow, a restore). */
 void fwatch_flush(void);
+/* Reads the events fanotify has queued now (they are queued inside the
+ * system calls that make the changes) and queues their notifications. */
+void fwatch_drain(void);
 /* A lookup that found nothing: a negative entry that the kernel keeps
  * for the timeout (an event of the name's creation drops it). */
 void fwatch_reply_negative(fuse_req_t req);

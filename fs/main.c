@@ -28,6 +28,7 @@
 #include "conf/conf.h"
 #include "sessions/session/fdq.h"
 #include "files.h"
+#include "files_settle.h"
 #include "files_watch.h"
 #include "mountpoint.h"
 #include "ops.h"
@@ -306,7 +307,7 @@ static int serve(const struct state_r *root)
 		files_restore(&files);
 	else if (rc == 0 && files_init(conf.workspace) < 0)
 		log_msg(LOG_WARNING, "files/: cannot open %s", conf.workspace);
-	run_changed_hook = park_wake;
+	run_changed_hook = fsettle_run_changed;
 	fsn_ops_init();
 	if (rc == 0 && root)
 		rc = upgrade_finish(se, root);
@@ -325,6 +326,7 @@ static int serve(const struct state_r *root)
 		rc = loop_run();
 	if (rc < 0)
 		log_msg(LOG_ERR, "%s", strerror(-rc));
+	fsettle_fini();
 	fsn_ops_fini();
 	sess_fini();
 	cpulat_fini();

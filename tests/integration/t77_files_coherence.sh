@@ -272,6 +272,24 @@ fi
 seen "a session's creation" has "$F/s" sess
 seen "a session's rewrite of a cached file" has "$F/f" cmd
 
+# a run's end waits for its changes' invalidations (fs/files_settle.c):
+# what a session's cmd changed is seen through files/ as soon as the
+# close of cmd returns, with no wait at all; each round caches the old
+# state first
+stale=0
+for i in $(seq 100); do
+	fs stat "$F/g" "$F/h" >/dev/null 2>&1
+	fs cat "$F/h" >/dev/null 2>&1
+	sfs_run "$S" "cd '$SUB' && echo v$i >f$i && rm -rf g && mkdir g && mv f$i h" ||
+		stale=$((stale + 1))
+	fs test -d "$F/g" || stale=$((stale + 1))
+	[ "$(fs cat "$F/h" 2>/dev/null)" = "v$i" ] || stale=$((stale + 1))
+	fs ls "$F" | grep -qx "f$i" && stale=$((stale + 1))
+	sfs_run "$S" "cd '$SUB' && rmdir g && echo >g" || stale=$((stale + 1))
+	fs test -f "$F/g" || stale=$((stale + 1))
+done
+assert_eq 0 "$stale" "a session's changes are seen through files/ when its cmd's close returns (100 rounds of 6 looks, none stale)"
+
 IFS=$'\n' read -r -d '' -a sorted < <(printf '%s\n' "${LAT[@]}" | sort -n)
 note "${#LAT[@]} changes seen after: median ${sorted[$((${#sorted[@]} / 2))]} ms, max ${sorted[-1]} ms (window $WINDOW_MS ms)"
 
@@ -279,6 +297,9 @@ note "${#LAT[@]} changes seen after: median ${sorted[$((${#sorted[@]} / 2))]} ms
 
 mkdir "$SUB/many"
 (cd "$SUB/many" && seq 1000 | xargs touch)
+# the end of a run waits until what fanotify has queued is invalidated:
+# the 1,000 creations' invalidations cannot land between the two stats
+sfs_run "$S" true
 # requests REPS: lookups and getattrs of files/ one stat of the 1,000
 # files sends
 requests() {
