@@ -14,8 +14,9 @@
 HOLD=4 # seconds the stand-in shell waits before it reports its variables
 
 # the stand-in: started as SHELL --noprofile --norc -c BOOT bash DRIVER DIR;
-# reads "ID GEN FLAG SPIN KEY" lines, applies the prelude, sources the
-# command into the run's fifos, then writes the R and E frames (with the
+# reads "ID GEN FLAG SPIN KEY OPTS" lines (OPTS is - for a run without
+# options of its own), applies the prelude, sources the command into the
+# run's fifos, then writes the R and E frames (with the
 # run's KEY) on 201
 FAKE=$SFS_TMP/fakesh
 cat >"$FAKE" <<'SH'
@@ -32,7 +33,7 @@ pre() {
 		esac
 	done <"$1"
 }
-while IFS=' ' read -r id gen flag spin key; do
+while IFS=" " read -r id gen flag spin key opts; do
 	[[ $flag == p ]] && pre "$dir/r$id.pre"
 	. "$dir/r$id.cmd" </dev/null >"$dir/f$gen.o" 2>"$dir/f$gen.e"
 	printf 'R%s %s\0%s\0\0' $? "$key" "$PWD" >&201
