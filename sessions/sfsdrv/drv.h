@@ -37,6 +37,12 @@ void drv_buf_add(struct drv_buf *b, const void *s, size_t n);
 void drv_buf_str(struct drv_buf *b, const char *s);
 /* The file DIR/name, NUL-terminated, or NULL. */
 char *drv_slurp(const char *name, size_t *len);
+/* Calls fn on each record of p's len bytes, "S\0NAME\0VALUE\0",
+ * "U\0NAME\0" or "C\0DIR\0" (val NULL but for S; a record cut short
+ * ends the walk), until fn returns non-zero. */
+void drv_records(char *p, size_t len,
+		 int (*fn)(char op, char *arg, char *val, void *ctx),
+		 void *ctx);
 
 /* The template's loop (tmpl.c): forks a session's shell per request.
  * Returns 0 in such a shell, with its directory in dir; -1 in the

@@ -93,10 +93,27 @@ static void give_cwd(char *dir, char *why, size_t cap)
 		cwd_given = getcwd(NULL, 0);
 }
 
+struct why {
+	char *p;
+	size_t cap;
+};
+
+static int opt_record(char op, char *arg, char *val, void *ctx)
+{
+	struct why *w = ctx;
+
+	if ((op == 'S' || op == 'U') && note_var(arg, val, w->p, w->cap) == 0)
+		give_var(&vars[nvars - 1]);
+	else if (op == 'C')
+		give_cwd(arg, w->p, w->cap);
+	return w->p[0] != '\0';
+}
+
 /* The records of rID.opt: "S\0NAME\0VALUE\0", "U\0NAME\0", "C\0DIR\0". */
 static void apply_file(const char *id, char *why, size_t cap)
 {
-	char name[64], *p, *end;
+	struct why w = { why, cap };
+	char name[64], *p;
 	size_t len;
 
 	snprintf(name, sizeof(name), "r%s.opt", id);
@@ -104,25 +121,7 @@ static void apply_file(const char *id, char *why, size_t cap)
 		snprintf(why, cap, "options: %s", strerror(errno));
 		return;
 	}
-	end = p + len;
-	for (char *r = p; r < end && !why[0];) {
-		char *op = r, *arg = op + strlen(op) + 1, *val;
-
-		if (arg >= end)
-			break;
-		val = arg + strlen(arg) + 1;
-		r = val;
-		if (op[0] == 'S' && val < end) {
-			r = val + strlen(val) + 1;
-			if (note_var(arg, val, why, cap) == 0)
-				give_var(&vars[nvars - 1]);
-		} else if (op[0] == 'U') {
-			if (note_var(arg, NULL, why, cap) == 0)
-				give_var(&vars[nvars - 1]);
-		} else if (op[0] == 'C') {
-			give_cwd(arg, why, cap);
-		}
-	}
+	drv_records(p, len, opt_record, &w);
 	free(p);
 }
 

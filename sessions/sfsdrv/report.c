@@ -44,6 +44,27 @@ void drv_buf_str(struct drv_buf *b, const char *s)
 	drv_buf_add(b, s, strlen(s) + 1);
 }
 
+void drv_records(char *p, size_t len,
+		 int (*fn)(char op, char *arg, char *val, void *ctx), void *ctx)
+{
+	char *end = p + len, *val;
+
+	for (char *r = p, *arg; r < end; r = val) {
+		char op = r[0];
+
+		arg = r + strlen(r) + 1;
+		if (arg >= end)
+			return;
+		val = arg + strlen(arg) + 1;
+		if (op == 'S' && val >= end)
+			return;
+		if (fn(op, arg, op == 'S' ? val : NULL, ctx))
+			return;
+		if (op == 'S')
+			val += strlen(val) + 1;
+	}
+}
+
 char *drv_slurp(const char *name, size_t *len)
 {
 	char path[PATH_MAX + 16];

@@ -242,32 +242,28 @@ void drv_pre_cd(char *path, char *why, size_t cap)
 	dispose_words(args);
 }
 
+static int prelude_record(char op, char *arg, char *val, void *ctx)
+{
+	(void)ctx;
+	if (op == 'S')
+		drv_pre_set(arg, val);
+	else if (op == 'U')
+		pre_unset(arg);
+	else if (op == 'C')
+		drv_pre_cd(arg, cd_failed, sizeof(cd_failed));
+	return 0;
+}
+
 /* Applies rID.pre: records "S\0NAME\0VALUE\0", "U\0NAME\0", "C\0DIR\0"
  * (shell_write_prelude), every value taken literally. */
 static void apply_prelude(const char *name)
 {
 	size_t len;
-	char *p = drv_slurp(name, &len), *end;
+	char *p = drv_slurp(name, &len);
 
 	if (!p)
 		return;
-	end = p + len;
-	for (char *r = p; r < end;) {
-		char *op = r, *arg = op + strlen(op) + 1, *val;
-
-		if (arg >= end)
-			break;
-		val = arg + strlen(arg) + 1;
-		r = val;
-		if (op[0] == 'S' && val < end) {
-			drv_pre_set(arg, val);
-			r = val + strlen(val) + 1;
-		} else if (op[0] == 'U') {
-			pre_unset(arg);
-		} else if (op[0] == 'C') {
-			drv_pre_cd(arg, cd_failed, sizeof(cd_failed));
-		}
-	}
+	drv_records(p, len, prelude_record, NULL);
 	free(p);
 }
 
