@@ -58,6 +58,14 @@ static int note_var(char *name, char *val, char *why, size_t cap)
 		snprintf(why, cap, "env/%s: an array in the shell", name);
 		return -1;
 	}
+	/* RANDOM, SECONDS, BASH_ARGV0...: bash computes them, and what is
+	 * noted of one could not be put back (unbound and bound again, it
+	 * is a plain variable: $RANDOM would stay one number) */
+	if (v && (v->dynamic_value || v->assign_func)) {
+		snprintf(why, cap, "env/%s: computed by bash in the shell",
+			 name);
+		return -1;
+	}
 	nv = realloc(vars, (nvars + 1) * sizeof(*vars));
 	if (!nv)
 		return -1;
