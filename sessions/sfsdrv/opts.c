@@ -31,6 +31,7 @@ struct given {
 	char *old;     /* its value before, NULL: it had none */
 	int old_attrs; /* its attributes before */
 	bool existed;
+	bool declared; /* attributes without a value (`declare -x NAME`) */
 };
 
 static struct given *vars;
@@ -73,10 +74,11 @@ static int note_var(char *name, char *val, char *why, size_t cap)
 	g = &vars[nvars++];
 	*g = (struct given){ .name = strdup(name), .val = dup_or_null(val) };
 	g->existed = v && !invisible_p(v) && value_cell(v);
-	if (g->existed) {
-		g->old = strdup(value_cell(v));
+	g->declared = v && !g->existed;
+	if (v)
 		g->old_attrs = v->attributes;
-	}
+	if (g->existed)
+		g->old = strdup(value_cell(v));
 	return 0;
 }
 
@@ -168,8 +170,15 @@ static void restore_var(struct given *g)
 	if (!as_given(g))
 		return;
 	unbind_variable_noref(g->name);
-	if (g->existed && (v = bind_variable(g->name, g->old, ASS_NOEVAL)))
+	if ((g->existed || g->declared) &&
+	    (v = bind_variable(g->name, g->existed ? g->old : "",
+			       ASS_NOEVAL))) {
+		if (g->declared) { /* back to no value, as declare left it */
+			FREE(value_cell(v));
+			var_setvalue(v, NULL);
+		}
 		v->attributes = g->old_attrs;
+	}
 	array_needs_making = 1;
 	stupidly_hack_special_variables(g->name);
 }
