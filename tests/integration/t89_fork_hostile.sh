@@ -32,11 +32,13 @@ run_as() { timeout -k 2 10 "${NOB[@]}" bash -c 'printf "%s\n" "$2" >"$1/cmd" && 
 
 # hijack PATH ANSWER MARK: a thread of the shell connects to the daemon's
 # fork socket as soon as it listens (racing the driver's own connect),
-# takes the request, answers ANSWER and then makes the file MARK
+# takes the request, answers ANSWER and then makes the file MARK (not
+# when the daemon took the driver's connection and closed this one)
 cat >"$SFS_TMP/hijack.c" <<'EOF'
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -56,10 +58,14 @@ static void *grab(void *arg)
 		char buf[4096];
 
 		if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0) {
-			recv(s, buf, sizeof(buf), 0);
+			/* a request: the daemon took this connection */
+			bool took = recv(s, buf, sizeof(buf), 0) > 0;
+
 			send(s, answer, strlen(answer), MSG_NOSIGNAL);
 			close(s);
-			close(open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+			if (took)
+				close(open(mark, O_WRONLY | O_CREAT | O_CLOEXEC,
+					   0600));
 			return NULL;
 		}
 		close(s);
@@ -135,6 +141,9 @@ check "nobody: rmdir sessions/good" timeout -k 2 20 "${NOB[@]}" rmdir "$S/good"
 check "src: set some state" run_as src 'f() { echo "fn $1"; }; export EX=1; sleep 300 & :'
 FD0=$(ls "/proc/$SFS_PID/fd" | wc -l)
 KIDS0=$(pgrep -c -P "$SFS_PID")
+# the runtime directory: the one whose live file the daemon holds
+RT=$(for f in "/proc/$SFS_PID/fd/"*; do l=$(readlink "$f"); [[ $l == */live ]] && echo "${l%/live}"; done | head -n 1)
+DIRS0=$(ls "$RT" | wc -l)
 timeout -k 2 120 "${NOB[@]}" bash -c 'for i in $(seq 100); do printf "echo %s\n" "$i" >"$1/cmd" || echo "run $i failed"; done' _ "$S/src" >"$SFS_TMP/runs.out" 2>&1 &
 RUNS=$!
 timeout -k 2 300 "${NOB[@]}" bash -c 'for i in $(seq 200); do
@@ -161,6 +170,7 @@ fds_back() { [ "$(ls "/proc/$SFS_PID/fd" | wc -l)" -le "$FD0" ]; }
 assert_true "the daemon's descriptors as before" "$FD0 before, $(ls "/proc/$SFS_PID/fd" | wc -l) after" \
 	sfs_until 20 fds_back
 assert_eq "$KIDS0" "$(pgrep -c -P "$SFS_PID")" "no child of the daemon's left"
+assert_eq "$DIRS0" "$(ls "$RT" | wc -l)" "no session directory left in the runtime directory ($RT)"
 check "a fork m0" fork_as src m0
 MP=$(run_as m0 'echo $BASHPID')
 FDS=$(ls "/proc/$MP/fd" | sort -n | tr '\n' ' ')
