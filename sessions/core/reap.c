@@ -37,6 +37,14 @@ void reap_del(struct reap_watch *w)
 	list_del(&w->link);
 }
 
+bool reap_watched(pid_t pid)
+{
+	for (struct list *l = watches.next; l != &watches; l = l->next)
+		if (list_entry(l, struct reap_watch, link)->pid == pid)
+			return true;
+	return false;
+}
+
 /* Hands the exit (or stop) of pid to its watcher, if any. */
 static void dispatch(pid_t pid, int wstatus)
 {

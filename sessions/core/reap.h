@@ -28,6 +28,8 @@ void reap_add(struct reap_watch *w, pid_t pid,
 	      void (*fn)(struct reap_watch *w, int wstatus), void *arg);
 /* Drops the claim: the exit is reaped and ignored. */
 void reap_del(struct reap_watch *w);
+/* Whether some claim is on pid. */
+bool reap_watched(pid_t pid);
 /* Called after each batch of exits (set by the session layer). */
 extern void (*reap_batch_hook)(void);
 

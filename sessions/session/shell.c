@@ -47,6 +47,7 @@
 #include "sessions/core/creds.h"
 #include "sessions/core/execerr.h"
 #include "sessions/core/log.h"
+#include "sessions/core/reap.h"
 #include "sessions/session/shell.h"
 #include "sessions/core/strbuf.h"
 #include "sessions/core/vclone.h"
@@ -127,9 +128,9 @@ struct spawn {
 	bool enter;		 /* forked: moves itself into cg */
 	char boot_err[PATH_MAX]; /* w->dir/SHELL_BOOT_ERR */
 	const char *cwd;
-	bool fallback; /* "/" when cwd cannot be entered */
+	bool fallback;	       /* "/" when cwd cannot be entered */
 	int ctl_r, res_w, drv; /* drv: the module's memfd */
-	char *vec[]; /* argv, envp, the groups, then the strings */
+	char *vec[];	       /* argv, envp, the groups, then the strings */
 };
 
 static size_t count(char *const *v)
@@ -513,6 +514,33 @@ static pid_t take_answer(int sock, bool *move)
 	return (pid_t)pid;
 }
 
+/* Whether pid may be the shell just forked for uid: a child of the
+ * daemon's that nothing of the daemon's claims yet (not another
+ * session's shell, a process, a context, the template) and uid's (not an
+ * orphan of another user's: the daemon, their subreaper, has those as
+ * children too). A session's own shell answers a fork (sfsdrv/fork.c),
+ * and code its owner loaded into it (enable -f) can name any pid. */
+static bool new_child_of(pid_t pid, uid_t uid)
+{
+	char path[64], line[256];
+	unsigned r, e, s, f;
+	bool ok = false;
+	FILE *fp;
+
+	if (reap_watched(pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if (!(fp = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "Uid: %u %u %u %u", &r, &e, &s, &f) == 4) {
+			ok = r == uid && e == uid && s == uid && f == uid;
+			break;
+		}
+	fclose(fp);
+	return ok;
+}
+
 pid_t shell_fork_from(int sock, const struct shell_who *w,
 		      const struct contain *cg, int *ctl, int *res)
 {
@@ -528,6 +556,8 @@ pid_t shell_fork_from(int sock, const struct shell_who *w,
 	pid = send_request(sock, w, cg, cp[0], rp[1]);
 	if (pid == 0)
 		pid = take_answer(sock, &move);
+	if (pid > 0 && !new_child_of(pid, w->uid))
+		pid = -ECHILD; /* not one to take, move or kill */
 	if (pid > 0 && move && contain_add(cg, pid) < 0) {
 		kill(pid, SIGKILL); /* reaped as any child of the daemon's */
 		pid = -EPERM;

@@ -31,6 +31,7 @@ struct given {
 	char *old;     /* its value before, NULL: it had none */
 	int old_attrs; /* its attributes before */
 	bool existed;
+	bool declared; /* attributes without a value (`declare -x NAME`) */
 };
 
 static struct given *vars;
@@ -58,6 +59,14 @@ static int note_var(char *name, char *val, char *why, size_t cap)
 		snprintf(why, cap, "env/%s: an array in the shell", name);
 		return -1;
 	}
+	/* RANDOM, SECONDS, BASH_ARGV0...: bash computes them, and what is
+	 * noted of one could not be put back (unbound and bound again, it
+	 * is a plain variable: $RANDOM would stay one number) */
+	if (v && (v->dynamic_value || v->assign_func)) {
+		snprintf(why, cap, "env/%s: computed by bash in the shell",
+			 name);
+		return -1;
+	}
 	nv = realloc(vars, (nvars + 1) * sizeof(*vars));
 	if (!nv)
 		return -1;
@@ -65,10 +74,11 @@ static int note_var(char *name, char *val, char *why, size_t cap)
 	g = &vars[nvars++];
 	*g = (struct given){ .name = strdup(name), .val = dup_or_null(val) };
 	g->existed = v && !invisible_p(v) && value_cell(v);
-	if (g->existed) {
-		g->old = strdup(value_cell(v));
+	g->declared = v && !g->existed;
+	if (v)
 		g->old_attrs = v->attributes;
-	}
+	if (g->existed)
+		g->old = strdup(value_cell(v));
 	return 0;
 }
 
@@ -159,8 +169,15 @@ static void restore_var(struct given *g)
 	if (!as_given(g))
 		return;
 	unbind_variable_noref(g->name);
-	if (g->existed && (v = bind_variable(g->name, g->old, ASS_NOEVAL)))
+	if ((g->existed || g->declared) &&
+	    (v = bind_variable(g->name, g->existed ? g->old : "",
+			       ASS_NOEVAL))) {
+		if (g->declared) { /* back to no value, as declare left it */
+			FREE(value_cell(v));
+			var_setvalue(v, NULL);
+		}
 		v->attributes = g->old_attrs;
+	}
 	array_needs_making = 1;
 	stupidly_hack_special_variables(g->name);
 }

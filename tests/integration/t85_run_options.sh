@@ -136,6 +136,28 @@ assert_file_match "$S/error" 'env/RP: readonly in the shell' "the error file say
 assert_file_match "$S/error" 'env/AR: an array in the shell' "the error file says why (array)"
 assert_file_match "$S/error" 'env/BASH_ARGV: an array in the shell' "the error file says why (BASH_ARGV, an array of bash's)"
 assert_eq "ro 1 2" "$(sfs_run_out "$S" 'echo "$RP ${AR[*]}"')" "the shell keeps RP and AR"
+# a variable bash computes cannot be put back once unbound (it would
+# come back plain: $RANDOM one number, $0 the value given): the run fails
+for v in RANDOM SECONDS BASH_ARGV0; do
+	check "mkdir runs/d$v" mk "d$v"
+	check "runs/d$v/env/$v empty (unset for it)" sfs_write "$S/runs/d$v/env/$v" ''
+	sfs_write "$S/runs/d$v/cmd" $'echo ran\n' 10
+	assert_file_match "$S/runs/d$v/status" '^state error$' "env/$v, computed by bash: the run's state is error"
+	assert_eq "" "$(out "d$v")" "env/$v: its command did not run"
+	assert_file_match "$S/error" "env/$v: computed by bash in the shell" "the error file says why ($v)"
+done
+r3=$(sfs_run_out "$S" 'a=$RANDOM b=$RANDOM c=$RANDOM; [[ $a == "$b" && $b == "$c" ]] || echo changes; declare -p RANDOM | cut -d" " -f2')
+assert_eq $'changes\n-i' "$r3" "after them \$RANDOM still changes, not exported"
+# a variable declared with attributes and no value (declare -x, -i)
+# comes back so, not gone
+check "DX and DI declared without a value" sfs_run "$S" 'declare -x DX; declare -i DI'
+check "mkdir runs/decl" mk decl
+check "runs/decl/env/DX" sfs_write "$S/runs/decl/env/DX" 'given'
+check "runs/decl/env/DI empty (unset for it)" sfs_write "$S/runs/decl/env/DI" ''
+check "runs/decl/cmd" sfs_write "$S/runs/decl/cmd" $'echo "$DX|${DI-unset}"\n'
+assert_eq "given|unset" "$(out decl)" "runs/decl sees DX given, DI unset"
+assert_eq $'declare -x DX\ndeclare -i DI' "$(sfs_run_out "$S" 'declare -p DX DI')" \
+	"after it DX and DI are declared again, without a value"
 check "mkdir runs/big2" mk big2
 head -c $((128 * 1024)) /dev/zero | tr '\0' x >"$SFS_TMP/v128k"
 assert_errno E2BIG "a value of 128 KiB: E2BIG" bash -c 'cat <"$1" >"$2"' _ "$SFS_TMP/v128k" "$S/runs/big2/env/BIG"
