@@ -182,8 +182,16 @@ int sess_fork(struct sess *src, const char *name, uid_t uid, gid_t gid,
 		driver_read(src); /* the latest run's variables, sent before */
 		rc = copy_state(n, src);
 	}
-	if (rc < 0) {
+	if (rc == -ETIMEDOUT)
+		sess_error(src,
+			   "ctl: fork %.64s: the shell did not answer within "
+			   "%d ms (a trap running between runs, or no "
+			   "descriptor left under its ulimit -n); forks are "
+			   "refused for %d s",
+			   name, FORK_CONNECT_MS, FORK_BACKOFF_MS / 1000);
+	else if (rc < 0)
 		sess_error(src, "ctl: fork %.64s: %s", name, strerror(-rc));
+	if (rc < 0) {
 		if (n)
 			sess_delete(n, NULL, NULL);
 		return rc;
