@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fam.h"
@@ -38,7 +39,7 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		     const char *buf, size_t size, off_t off)
 {
 	size_t len;
-	char *path = NULL, *abs = NULL;
+	char *path = NULL, *abs = NULL, what[96];
 	int rc = still_open(n, "cwd");
 
 	(void)off;
@@ -58,7 +59,10 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		return -EINVAL;
 	}
 	path = strndup(fh->w.p, len);
-	rc = path ? sess_cwd_abs(n->s, path, &abs) : -ENOMEM;
+	if (path)
+		snprintf(what, sizeof(what), "%s/%.64s/cwd", RUN_DIR(n->r),
+			 n->r->name);
+	rc = path ? sess_cwd_abs(n->s, path, what, &abs) : -ENOMEM;
 	if (rc == 0)
 		rc = runopts_set_cwd(n->r, abs);
 	free(path);

@@ -178,7 +178,7 @@ int sess_unsetenv(struct sess *s, const char *name)
 	return envmap_set(&s->pend_unset, name, "", 0);
 }
 
-int sess_cwd_abs(struct sess *s, const char *path, char **out)
+int sess_cwd_abs(struct sess *s, const char *path, const char *what, char **out)
 {
 	char *abs;
 
@@ -192,7 +192,8 @@ int sess_cwd_abs(struct sess *s, const char *path, char **out)
 	 * wait on her stopped filesystem, or tell her what root sees). The
 	 * shell enters it as the owner at the next run, or fails that run. */
 	if (strlen(abs) >= PATH_MAX) {
-		sess_error(s, "cwd: %.64s...: %s", abs, strerror(ENAMETOOLONG));
+		sess_error(s, "%s: %.64s...: %s", what, abs,
+			   strerror(ENAMETOOLONG));
 		free(abs);
 		return -ENAMETOOLONG;
 	}
@@ -204,7 +205,7 @@ int sess_chdir(struct sess *s, const char *path)
 {
 	state_touch();
 	char *abs;
-	int rc = sess_cwd_abs(s, path, &abs);
+	int rc = sess_cwd_abs(s, path, "cwd", &abs);
 
 	if (rc < 0)
 		return rc;

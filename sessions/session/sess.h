@@ -171,10 +171,11 @@ int sess_chdir(struct sess *s, const char *path);
 /* What any variable or cwd written must be (a run's options too): a
  * valid name and a value without NUL (else -EINVAL and an error line);
  * path made absolute against s's cwd into *abs (malloc'd), checked for
- * form only (-ENAMETOOLONG, an error line). */
+ * form only (-ENAMETOOLONG, an error line that names it as what). */
 int sess_env_check(struct sess *s, const char *name, const char *val,
 		   size_t len);
-int sess_cwd_abs(struct sess *s, const char *path, char **abs);
+int sess_cwd_abs(struct sess *s, const char *path, const char *what,
+		 char **abs);
 
 /* Ends every run and process of every session, then calls cb(arg). */
 void sess_killall(void (*cb)(void *), void *arg);

@@ -116,6 +116,9 @@ assert_file_match "$S/error" 'runs/bad/stdin: its cmd is written' "the error fil
 check "mkdir runs/nodir" mk nodir
 assert_errno EINVAL "a cwd with a newline in it: EINVAL" bash -c 'printf "/tmp\nexit 0" >"$1"' _ "$S/runs/nodir/cwd"
 assert_file_match "$S/error" 'runs/nodir/cwd: not a path' "the error file says why"
+long=/$(printf 'd%.0s' $(seq 5000))
+assert_errno "File name too long" "a cwd of 5,000 bytes: ENAMETOOLONG" bash -c 'printf "%s" "$2" >"$1"' _ "$S/runs/nodir/cwd" "$long"
+assert_file_match "$S/error" 'runs/nodir/cwd: /ddd*[.][.][.]: File name too long' "its error line names runs/nodir/cwd"
 check "runs/nodir/cwd that does not exist" sfs_write "$S/runs/nodir/cwd" "$WD/nonexistent"
 sfs_write "$S/runs/nodir/cmd" $'echo ran\n' 10
 assert_file_match "$S/runs/nodir/status" '^state error$' "a cwd that does not exist: the run's state is error"
