@@ -477,7 +477,7 @@ int fam_cmd_open(struct fh *fh, struct node *n, struct fuse_file_info *fi)
 		return 0;
 	if (n->run_level && n->r->has_cmd) {
 		sess_error(n->s, "%s/%s/cmd: it has its command already",
-			   n->r->is_proc ? "procs" : "runs", n->r->name);
+			   FAM_RUN_DIR(n->r), n->r->name);
 		return -EBUSY;
 	}
 	if (!n->run_level)

@@ -15,6 +15,8 @@
 #include "tree.h"
 
 #define FAM_ENTRY_TTL 60.0 /* names that never change meaning */
+/* The folder of a named run's files, in error lines: runs/ or procs/. */
+#define FAM_RUN_DIR(r) ((r)->is_proc ? "procs" : "runs")
 
 /* An open file. */
 struct state_w;

@@ -19,11 +19,9 @@
 #include "fam.h"
 #include "fam_ctx.h"
 #include "fam_env.h"
+#include "fam_runopt.h"
 #include "sessions/core/log.h"
 #include "sessions/session/runopts.h"
-
-/* The folder of a run's files: runs/ or procs/. */
-#define RUN_DIR(r) ((r)->is_proc ? "procs" : "runs")
 
 /* rc of the session layer as a handler's result */
 static int done(int rc)
@@ -130,7 +128,7 @@ static int run_fits(struct sess *s, struct run *r, const char *name, size_t len)
 	sess_error(s,
 		   "%s/%s/env/%s: the run's environment would be %zu bytes, "
 		   "more than %zu (half of ARG_MAX)",
-		   RUN_DIR(r), r->name, name, total, env_budget());
+		   FAM_RUN_DIR(r), r->name, name, total, env_budget());
 	return -E2BIG;
 }
 
@@ -139,14 +137,10 @@ static int run_fits(struct sess *s, struct run *r, const char *name, size_t len)
 static int run_takes(struct sess *s, struct run *r, const char *name,
 		     size_t len)
 {
-	int rc;
+	int rc = fam_runopt_open(s, r, "env/", name);
 
-	if (!runopts_open(r)) {
-		sess_error(s, "%s/%s/env/%s: its cmd is written", RUN_DIR(r),
-			   r->name, name);
-		return -EBUSY;
-	}
-	rc = sess_env_check(s, name, "", 0);
+	if (rc == 0)
+		rc = sess_env_check(s, name, "", 0);
 	if (rc == 0)
 		rc = sess_takes(s, name, len, len == 0);
 	return rc < 0 ? rc : run_fits(s, r, name, len);

@@ -14,15 +14,13 @@
 #include "fam_runopt.h"
 #include "sessions/session/runopts.h"
 
-#define RUN_DIR(r) ((r)->is_proc ? "procs" : "runs")
-
-/* 0 while n's run takes options, else -EBUSY and a line in error. */
-static int still_open(const struct node *n, const char *file)
+int fam_runopt_open(struct sess *s, struct run *r, const char *file,
+		    const char *name)
 {
-	if (runopts_open(n->r))
+	if (runopts_open(r))
 		return 0;
-	sess_error(n->s, "%s/%s/%s: its cmd is written", RUN_DIR(n->r),
-		   n->r->name, file);
+	sess_error(s, "%s/%s/%s%s: its cmd is written", FAM_RUN_DIR(r),
+		   r->name, file, name);
 	return -EBUSY;
 }
 
@@ -40,7 +38,7 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 {
 	size_t len;
 	char *path = NULL, *abs = NULL, what[96];
-	int rc = still_open(n, "cwd");
+	int rc = fam_runopt_open(n->s, n->r, "cwd", "");
 
 	(void)off;
 	(void)req;
@@ -55,12 +53,12 @@ static int cwd_write(fuse_req_t req, struct fh *fh, struct node *n,
 		sess_error(n->s,
 			   "%s/%s/cwd: not a path (empty, or a NUL or "
 			   "newline in it)",
-			   RUN_DIR(n->r), n->r->name);
+			   FAM_RUN_DIR(n->r), n->r->name);
 		return -EINVAL;
 	}
 	path = strndup(fh->w.p, len);
 	if (path)
-		snprintf(what, sizeof(what), "%s/%.64s/cwd", RUN_DIR(n->r),
+		snprintf(what, sizeof(what), "%s/%.64s/cwd", FAM_RUN_DIR(n->r),
 			 n->r->name);
 	rc = path ? sess_cwd_abs(n->s, path, what, &abs) : -ENOMEM;
 	if (rc == 0)
@@ -91,7 +89,7 @@ static int stdin_failed(const struct node *n, int rc)
 static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 		       const char *buf, size_t size, off_t off)
 {
-	int rc = still_open(n, "stdin");
+	int rc = fam_runopt_open(n->s, n->r, "stdin", "");
 
 	(void)req;
 	if (rc == 0)
@@ -103,7 +101,7 @@ static int stdin_write(fuse_req_t req, struct fh *fh, struct node *n,
 
 static int stdin_truncate(const struct node *n, struct fh *fh, off_t size)
 {
-	int rc = still_open(n, "stdin");
+	int rc = fam_runopt_open(n->s, n->r, "stdin", "");
 
 	(void)fh;
 	if (rc == 0)

@@ -17,6 +17,12 @@ enum {
 
 extern const struct fops fam_runcwd_ops, fam_runstdin_ops;
 
+/* 0 while r takes options (its cmd is not written yet), else -EBUSY and
+ * a line in s's error naming FILE NAME (env/ and a variable, or cwd and
+ * ""). */
+int fam_runopt_open(struct sess *s, struct run *r, const char *file,
+		    const char *name);
+
 /* The options of runs/NAME (FAM_RUN_OPT_ROWS) and procs/NAME (env/ and
  * cwd: its stdin is a pipe of its own). */
 #define FAM_RUN_CWD_ROW                                                        \
