@@ -127,13 +127,18 @@ assert_file_match "$S/error" "run nodir: option cwd $WD/nonexistent: No such fil
 assert_eq "$WD/a" "$(sfs_run_out "$S" 'pwd')" "the session's cwd is as before"
 # what the shell has readonly (not exported) or as an array: the run
 # fails, its command not run, and the shell keeps it
+# refused RUN VAR VALUE WHAT: runs/RUN given env/VAR=VALUE ends in state
+# error without running its command
+refused() {
+	check "mkdir runs/$1" mk "$1"
+	check "runs/$1/env/$2 ($4)" sfs_write "$S/runs/$1/env/$2" "$3"
+	sfs_write "$S/runs/$1/cmd" $'echo ran\n' 10
+	assert_file_match "$S/runs/$1/status" '^state error$' "env/$2, $4: the run's state is error"
+	assert_eq "" "$(out "$1")" "env/$2: its command did not run"
+}
 check "a plain readonly and an array in the shell" sfs_run "$S" 'declare -r RP=ro; declare -a AR=(1 2)'
 for v in RP AR BASH_ARGV; do
-	check "mkdir runs/v$v" mk "v$v"
-	check "runs/v$v/env/$v" sfs_write "$S/runs/v$v/env/$v" 'x'
-	sfs_write "$S/runs/v$v/cmd" $'echo ran\n' 10
-	assert_file_match "$S/runs/v$v/status" '^state error$' "env/$v on a shell's $v: the run's state is error"
-	assert_eq "" "$(out "v$v")" "env/$v: its command did not run"
+	refused "v$v" "$v" x "the shell's $v"
 done
 assert_file_match "$S/error" 'env/RP: readonly in the shell' "the error file says why (readonly)"
 assert_file_match "$S/error" 'env/AR: an array in the shell' "the error file says why (array)"
@@ -142,11 +147,7 @@ assert_eq "ro 1 2" "$(sfs_run_out "$S" 'echo "$RP ${AR[*]}"')" "the shell keeps 
 # a variable bash computes cannot be put back once unbound (it would
 # come back plain: $RANDOM one number, $0 the value given): the run fails
 for v in RANDOM SECONDS BASH_ARGV0; do
-	check "mkdir runs/d$v" mk "d$v"
-	check "runs/d$v/env/$v empty (unset for it)" sfs_write "$S/runs/d$v/env/$v" ''
-	sfs_write "$S/runs/d$v/cmd" $'echo ran\n' 10
-	assert_file_match "$S/runs/d$v/status" '^state error$' "env/$v, computed by bash: the run's state is error"
-	assert_eq "" "$(out "d$v")" "env/$v: its command did not run"
+	refused "d$v" "$v" '' "empty (unset for it), computed by bash"
 	assert_file_match "$S/error" "env/$v: computed by bash in the shell" "the error file says why ($v)"
 done
 r3=$(sfs_run_out "$S" 'a=$RANDOM b=$RANDOM c=$RANDOM; [[ $a == "$b" && $b == "$c" ]] || echo changes; declare -p RANDOM | cut -d" " -f2')
