@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sys/statvfs.h>
 #include "files.h"
+#include "files_watch.h"
 #include "ops.h"
 #include "tree.h"
 
@@ -164,12 +165,24 @@ static void d_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	ROUTE(ino, fsync, req, ino, datasync, fi);
 }
 
-/* Directories of the tree need no open state: libfuse's default. */
+/*
+ * Directories of the tree need no open state: libfuse's default. Nor do
+ * those of files/ while its cache is kept coherent: then the first
+ * OPENDIR is answered ENOSYS, after which the kernel sends none, nor a
+ * RELEASEDIR, for any directory of the mount (a round trip and the
+ * daemon's open and close saved on each, which a du or a git status
+ * pays per directory). The kernel then keeps every listing; the tree's
+ * are never reused (fs/ops.c fill_attr), files/' are dropped when they
+ * change (fs/files_watch.c).
+ */
 static void d_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	const struct fuse_lowlevel_ops *o = side(ino);
 
-	if (o->opendir)
+	fwatch_opendirs++;
+	if (files_no_opendir())
+		fuse_reply_err(req, ENOSYS);
+	else if (o->opendir)
 		o->opendir(req, ino, fi);
 	else
 		fuse_reply_open(req, fi);

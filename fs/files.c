@@ -167,6 +167,8 @@ static void f_readlink(fuse_req_t req, fuse_ino_t ino)
  * kernel applied it).
  */
 static bool own_umask;
+/* the kernel takes ENOSYS to OPENDIR as "send no more" (Linux 5.1) */
+static bool no_opendir_ok;
 
 static mode_t req_umask(fuse_req_t req)
 {
@@ -176,6 +178,8 @@ static mode_t req_umask(fuse_req_t req)
 void files_conn_init(struct fuse_conn_info *conn)
 {
 	const unsigned acl = FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+
+	no_opendir_ok = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
 
 	own_umask = files_posix_acl && (conn->capable & acl) == acl;
 	if (own_umask)
@@ -511,25 +515,30 @@ static void f_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		fuse_reply_err(req, 0);
 }
 
+bool files_no_opendir(void)
+{
+	return no_opendir_ok && fwatch_on;
+}
+
+/*
+ * Only when the kernel cannot be told to skip OPENDIR (files_no_opendir):
+ * then a directory's open is checked here, as the caller. Otherwise the
+ * kernel has checked the opener's right itself (default_permissions on a
+ * shared mount; else only the daemon's own user reaches it) and the
+ * listing is read by f_readdir without a handle.
+ */
 static void f_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int err = n ? 0 : fnode_err(ino), sw = 0, fd;
-	char p[64];
+	int err = n ? 0 : fnode_err(ino), sw = 0;
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {
-		/* its descriptor is uid's (sessions/session/fdq.c); opened by
-		 * the node's own dentry, so that reading the directory needs
-		 * the right to read it, as on ext4, not to search it too ("."
-		 * in it) */
-		fnode_proc_path(p, sizeof(p), n->fd);
-		fd = fdq_take(uid, open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-		err = -fslot_opendir(fd, uid, &fi->fh);
+		err = -fslot_opendir(fnode_dir_fd(n, uid), uid, &fi->fh);
 		fnode_as_self(sw);
 	}
 	/* the kernel keeps the listing in the directory's pages, which
@@ -585,32 +594,71 @@ static ssize_t fill_dir(fuse_req_t req, const struct fnode *dir,
 	}
 }
 
-static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		      struct fuse_file_info *fi)
+/* Replies to a READDIR of dir from d at off, in a buffer of size. */
+static void reply_dir(fuse_req_t req, const struct fnode *dir,
+		      struct fslot *d, size_t size, off_t off)
 {
-	struct fnode *dir = fnode_of(ino);
-	struct fslot *d = fslot_of(fi->fh);
-	char *buf = dir && d && d->dp ? malloc(size ? size : 1) : NULL;
-	ssize_t len;
+	char *buf = malloc(size ? size : 1);
+	ssize_t len = buf ? 0 : -ENOMEM;
 
-	fwatch_readdirs++;
-	if (!buf) {
-		fuse_reply_err(req, !dir	 ? fnode_err(ino) :
-				    !d || !d->dp ? ESTALE :
-						   ENOMEM);
-		return;
-	}
-	if (off != d->off) {
+	if (buf && off != d->off) {
 		seekdir(d->dp, off);
 		d->de = NULL;
 		d->off = off;
 	}
-	len = fill_dir(req, dir, d, buf, size);
+	if (buf)
+		len = fill_dir(req, dir, d, buf, size);
 	if (len < 0)
 		fuse_reply_err(req, (int)-len);
 	else
 		fuse_reply_buf(req, buf, (size_t)len);
 	free(buf);
+}
+
+/*
+ * Without a handle (the kernel sends no OPENDIR, files_no_opendir), each
+ * READDIR opens the directory for itself and seeks to off: the offsets
+ * are the backing filesystem's own, which it keeps valid across opens
+ * (as NFS needs). The kernel keeps what it read, so a listing is read
+ * again only after fs/files_watch.c saw it change.
+ */
+static void readdir_afresh(fuse_req_t req, const struct fnode *dir,
+			   size_t size, off_t off)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int fd = S_ISDIR(dir->type) ? fnode_dir_fd(dir, uid) : -ENOTDIR;
+	struct fslot d = { .fd = fd, .uid = uid };
+
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	d.dp = fdopendir(fd);
+	if (!d.dp) {
+		fuse_reply_err(req, errno);
+		fdq_close(fd);
+		return;
+	}
+	reply_dir(req, dir, &d, size, off);
+	fdq_release(fd);
+	closedir(d.dp);
+}
+
+static void f_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct fnode *dir = fnode_of(ino);
+	struct fslot *d = fslot_of(fi->fh);
+
+	fwatch_readdirs++;
+	if (!dir)
+		fuse_reply_err(req, fnode_err(ino));
+	else if (!fi->fh)
+		readdir_afresh(req, dir, size, off);
+	else if (!d || !d->dp)
+		fuse_reply_err(req, ESTALE);
+	else
+		reply_dir(req, dir, d, size, off);
 }
 
 static void f_releasedir(fuse_req_t req, fuse_ino_t ino,

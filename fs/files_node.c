@@ -526,6 +526,14 @@ void fnode_proc_path(char *buf, size_t len, int fd)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+int fnode_dir_fd(const struct fnode *n, uid_t uid)
+{
+	char p[64];
+
+	fnode_proc_path(p, sizeof(p), n->fd);
+	return fdq_take(uid, open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
 /* Counts one lookup of n and fills e with its entry. */
 void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e)
 {

@@ -97,6 +97,11 @@ void fnode_save_creds(void);
 
 /* /proc/self/fd/FD into buf. */
 void fnode_proc_path(char *buf, size_t len, int fd);
+/* A new O_RDONLY descriptor of directory n, opened by the node's own
+ * dentry with the credentials in force (reading needs the right to
+ * read, not to search "." in it, as on ext4), counted as uid's
+ * (sessions/session/fdq.h). Returns it, or -errno. */
+int fnode_dir_fd(const struct fnode *n, uid_t uid);
 /* Counts one lookup of n and fills e with its entry. */
 void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e);
 /* Finds or makes the node of name in dir, counts one lookup and fills e.

@@ -50,7 +50,8 @@
 
 bool fwatch_on;
 double fwatch_ttl;
-unsigned long fwatch_lookups, fwatch_getattrs, fwatch_readdirs;
+unsigned long fwatch_lookups, fwatch_getattrs, fwatch_readdirs,
+	fwatch_opendirs;
 
 static struct loop_watch watch = { .fd = -1 };
 static __kernel_fsid_t fsid; /* of the workspace's filesystem */

@@ -21,7 +21,8 @@
 extern bool fwatch_on;
 extern double fwatch_ttl;
 /* Requests of files/ served, for the metrics (a cache shows as fewer). */
-extern unsigned long fwatch_lookups, fwatch_getattrs, fwatch_readdirs;
+extern unsigned long fwatch_lookups, fwatch_getattrs, fwatch_readdirs,
+	fwatch_opendirs;
 
 /* An upgrade in place: the fanotify group (-1: none) goes to the next
  * program, which reads on the events queued meanwhile, so that none is

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <linux/fs.h>
+#include "sessions/session/fdq.h"
 #include "files_node.h"
 #include "files_fh.h"
 #include "files_xattr.h"
@@ -136,37 +137,42 @@ static size_t arg_size(unsigned int cmd, bool *in)
  * and the extended ones (FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR, which the
  * kernel reads before it sets flags), sent on a file the kernel opened
  * for the purpose, a directory's included. On the open file's
- * descriptor, with the caller's credentials: chattr +i needs her own
- * CAP_LINUX_IMMUTABLE. Every other ioctl is ENOTTY.
+ * descriptor, or on a new one of the directory when the kernel sent no
+ * OPENDIR (fs/files.c), with the caller's credentials: chattr +i needs
+ * her own CAP_LINUX_IMMUTABLE. Every other ioctl is ENOTTY.
  */
 void fxattr_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz)
 {
 	const struct fslot *s = fslot_of(fi->fh);
+	const struct fnode *n = fi->fh ? NULL : fnode_of(ino);
 	union {
 		int flags;
 		struct fsxattr fx;
 	} v = { 0 };
 	bool in;
 	size_t len = arg_size(cmd, &in);
-	int sw = 0, rc = 0;
+	int sw = 0, rc = 0, fd = s ? s->fd : -ESTALE;
 
-	(void)ino;
 	(void)arg;
 	(void)flags;
 	if (!len || (in ? in_bufsz : out_bufsz) < len)
 		rc = ENOTTY;
-	else if (!s)
-		rc = ESTALE;
-	else if ((sw = fnode_as_caller(req)) < 0)
+	else if (n)
+		fd = fnode_dir_fd(n, fuse_req_ctx(req)->uid);
+	if (!rc && fd < 0)
+		rc = -fd;
+	else if (!rc && (sw = fnode_as_caller(req)) < 0)
 		rc = -sw;
 	if (!rc) {
 		if (in)
 			memcpy(&v, in_buf, len);
-		rc = ioctl(s->fd, cmd, &v) < 0 ? errno : 0;
+		rc = ioctl(fd, cmd, &v) < 0 ? errno : 0;
 		fnode_as_self(sw);
 	}
+	if (n && fd >= 0)
+		fdq_close(fd);
 	if (rc)
 		fuse_reply_err(req, rc);
 	else

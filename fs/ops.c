@@ -77,6 +77,8 @@ static bool may_change(fuse_req_t req, const struct node *n)
 	return false;
 }
 
+static unsigned long dir_answers;
+
 static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 {
 	const struct fent *fe = tree_fent(n->ft);
@@ -104,7 +106,15 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 		st->st_mtim.tv_sec = n->s->created_wall / 1000;
 	else
 		st->st_mtim.tv_sec = loop_wall_ms() / 1000;
+	/* A directory's listing is made when it is read. The kernel, which
+	 * keeps listings when it sends no OPENDIR (fs/dispatch.c), reuses
+	 * one only while the directory's mtime is the one it cached with,
+	 * and asks for it first (its attributes time out at once): so the
+	 * nanoseconds count the answers, and no listing is ever reused.
+	 * Not ctime's, which tar takes to be a change. */
 	st->st_atim = st->st_ctim = st->st_mtim;
+	if (S_ISDIR(fe->mode))
+		st->st_mtim.tv_nsec = (long)(++dir_answers % 1000000000u);
 }
 
 static void reply_entry(fuse_req_t req, fuse_ino_t ino, double ttl)

@@ -315,6 +315,52 @@ note "stat of 1,000 files: $first requests, then $second"
 assert_true "a second stat of 1,000 files sends under a tenth of the requests" \
 	"first $first, second $second" test "$second" -lt $((first / 10))
 
+# ------------------------------------------- no OPENDIR, listings afresh
+
+# While files/ caches, the kernel is told to send no OPENDIR (the first
+# is answered ENOSYS, fs/dispatch.c): the walks above sent one at most.
+# Each READDIR then opens the directory anew and seeks to its offset: a
+# listing that takes many READDIRs is whole and in order, entry for
+# entry the backing directory's.
+assert_true "while files/ caches, the kernel sent one OPENDIR at most" \
+	"$(metric opendirs_total) sent" test "$(metric opendirs_total)" -le 1
+(cd "$SUB/many" && seq 1001 1600 | sed 's/^/a-longer-name-to-fill-pages-/' | xargs touch)
+before=$(metric files_readdirs_total)
+fs ls -af "$F/many" >"$SFS_TMP/t77.fuse"
+ls -af "$SUB/many" >"$SFS_TMP/t77.back"
+n=$(($(metric files_readdirs_total) - before))
+assert_true "a listing of 1,602 entries took several READDIRs" "$n" test "$n" -ge 3
+if cmp -s "$SFS_TMP/t77.fuse" "$SFS_TMP/t77.back"; then
+	pass "a listing read in $n READDIRs is the backing directory's, in its order"
+else
+	fail "a listing read in $n READDIRs is the backing directory's, in its order" \
+		"$(diff "$SFS_TMP/t77.fuse" "$SFS_TMP/t77.back" | head -5)"
+fi
+if command -v lsattr >/dev/null; then
+	assert_eq "$(lsattr -d "$SUB/many" 2>&1 | cut -d' ' -f1)" \
+		"$(fs lsattr -d "$F/many" 2>&1 | cut -d' ' -f1)" \
+		"lsattr -d of a directory the kernel opened without OPENDIR: its flags"
+fi
+# The tree's directories are listed by the kernel without OPENDIR too,
+# and never from an old listing: a run made by a cmd is in runs/ at the
+# very next listing (no stat between), 50 times over.
+stale=$(fs python3 - "$S" <<'PY'
+import os, sys
+s = sys.argv[1]
+stale = 0
+for i in range(50):
+    before = set(os.listdir(s + "/runs"))
+    with open(s + "/cmd", "w") as f:
+        f.write("true\n")
+    after = set(os.listdir(s + "/runs"))
+    stale += len(after - before) < 1
+print(stale)
+PY
+)
+assert_eq 0 "$stale" "runs/ listed at once after each of 50 cmds, never an old listing"
+assert_true "the tree's listings sent no OPENDIR either" \
+	"$(metric opendirs_total) sent" test "$(metric opendirs_total)" -le 1
+
 # ------------------------------------------------------ files_cache = false
 
 sfs_umount
@@ -338,5 +384,7 @@ assert_true "files_cache = false: every listing asks the daemon" "second $second
 	test "$second" -ge 1
 touch "$SUB/l/late"
 assert_true "files_cache = false: a creation is listed at once" "not listed" listed "$F/l" late
+assert_true "files_cache = false: each listing opens its directory (OPENDIR)" \
+	"$(metric opendirs_total) sent" test "$(metric opendirs_total)" -ge 2
 
 sfs_done
