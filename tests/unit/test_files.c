@@ -13,6 +13,7 @@
 #include "fs/files_xattr.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
+#include "fs/files_dir.c"
 #include "fs/fam_root.h"
 #include "fs/fam_session.h"
 #include "unit.h"

@@ -16,6 +16,7 @@
 #include "fs/files_xattr.c"
 #include "fs/files_state.c"
 #include "fs/files.c"
+#include "fs/files_dir.c"
 #include "unit.h"
 
 #define SHE    1000
