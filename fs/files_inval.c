@@ -91,6 +91,12 @@ void finval_inode(fuse_ino_t ino, off_t off)
 	push(it, false);
 }
 
+void finval_attrs_now(fuse_ino_t ino)
+{
+	if (started && fuse_lowlevel_notify_inval_inode(sess, ino, -1, 0) == 0)
+		atomic_fetch_add(&sent, 1);
+}
+
 void finval_entry(fuse_ino_t parent, const char *name, size_t len)
 {
 	struct item *it;

@@ -19,6 +19,10 @@ int finval_start(struct fuse_session *se);
 /* Queues ino's attributes (off < 0) or its attributes and pages from
  * off (0: all, a directory's listing too). */
 void finval_inode(fuse_ino_t ino, off_t off);
+/* Sends ino's attributes' invalidation now, from the caller's thread:
+ * it needs no lock a request may hold (only pages and entries do), so
+ * the loop may send it while a client waits for its reply. */
+void finval_attrs_now(fuse_ino_t ino);
 /* Queues the entry (positive or negative) of name in parent. */
 void finval_entry(fuse_ino_t parent, const char *name, size_t len);
 /* Queues every entry of the mount (the kernel's epoch, Linux 6.16 and

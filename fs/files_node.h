@@ -26,6 +26,10 @@ struct fnode {
 	 * its hash chain, and the LRU list of nodes with an open fd */
 	struct file_handle *fh;
 	struct fnode *fh_next, *newer, *older;
+	/* fs/files_watch.c: changed from outside files/ since the last open
+	 * through it (its data or attributes), or one of its names gone;
+	 * and whether the last open was answered ESTALE for that */
+	bool changed, unnamed, retried;
 };
 
 /* The workspace root (fd -1 until files_init). */

@@ -20,7 +20,9 @@
  * open and write of the whole filesystem, and there is none for a
  * write), so a change is seen through files/ after the loop has read
  * its event and the notifier thread has sent the invalidation: see
- * sessionfs(7), WORKSPACE, for the window measured.
+ * sessionfs(7), WORKSPACE, for the window measured. An open is the
+ * exception (fwatch_opening): it reads the queue before it answers, and
+ * the node an event marked is opened afresh.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -139,12 +141,16 @@ static void on_one(const struct fanotify_event_metadata *m, const char *ev)
 	}
 	if (!e.obj && !e.name && !(e.mask & DIRENT))
 		e.obj = e.dir;
-	if (e.obj && (n = node_of(e.obj)))
-		finval_inode(fnode_ino(n),
-			     (e.mask & (FAN_MODIFY | FAN_CLOSE_WRITE)) &&
-					     !(e.mask & DIRENT) ?
-				     0 :
-				     -1);
+	if (!e.obj || !(n = node_of(e.obj)))
+		return;
+	/* fanotify merges the events of one object and name: a rename
+	 * and a write of the file may come as one */
+	if (e.mask & (FAN_DELETE | FAN_MOVED_FROM))
+		n->unnamed = true;
+	if (e.mask & ~(DIRENT | FAN_ONDIR))
+		n->changed = true;
+	finval_inode(fnode_ino(n),
+		     e.mask & (FAN_MODIFY | FAN_CLOSE_WRITE) ? 0 : -1);
 }
 
 /* The events of one read, len bytes at buf. With info records an
@@ -193,6 +199,40 @@ void fwatch_drain(void)
 {
 	if (fwatch_on && watch.fd >= 0)
 		on_events(&watch, EPOLLIN);
+}
+
+/* Whether n's file has no name left (unlinked, or replaced by a rename
+ * over it, which fanotify reports as a change of its link count). */
+static bool nameless(const struct fnode *n)
+{
+	struct stat st;
+
+	return fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ==
+		       0 &&
+	       st.st_nlink == 0;
+}
+
+int fwatch_opening(struct fnode *n)
+{
+	bool gone;
+
+	if (!fwatch_on)
+		return 0;
+	fwatch_drain();
+	gone = n->unnamed || (n->changed && nameless(n));
+	n->unnamed = false;
+	/* once: the next open of n may come through a name it still has,
+	 * or a descriptor's /proc link, where a second ESTALE would stay */
+	if (gone && !n->retried) {
+		n->retried = true;
+		return -ESTALE;
+	}
+	n->retried = false;
+	if (!n->changed)
+		return 1;
+	n->changed = false;
+	finval_attrs_now(fnode_ino(n));
+	return 0;
 }
 
 static void flush_one(const struct fnode *n)

@@ -12,7 +12,9 @@
 # is made after files/ has cached the old state (read, stat or listed
 # it), and is looked for through files/ until WINDOW_MS (1 s, far
 # above the measured window: tests/bench/coherence.py) have passed; the
-# time it took is noted. Last, a second stat of 1,000 files sends far
+# time it took is noted. An open made at once after a change (100 of
+# each kind, in the backing directory) is never of the old file. Last,
+# a second stat of 1,000 files sends far
 # fewer requests than the first (the metrics count them), and with
 # files_cache = false nothing is cached (as many requests again).
 # shellcheck disable=SC2016
@@ -360,6 +362,73 @@ PY
 assert_eq 0 "$stale" "runs/ listed at once after each of 50 cmds, never an old listing"
 assert_true "the tree's listings sent no OPENDIR either" \
 	"$(metric opendirs_total) sent" test "$(metric opendirs_total)" -le 1
+
+# ------------------------------------------- an open after the change
+
+# An open through files/ reads what fanotify has queued before it
+# answers: what was changed in the backing directory before the open
+# began is what it opens, with no window (fs/files_watch.c,
+# fwatch_opening). Each change is made behind files/' back after it read
+# and stat'ed the old file, and the file is opened at once, in the same
+# process; 100 of each kind, none stale. A file whose name went is
+# answered ESTALE once, and the kernel looks the path up again: a file
+# still open, reached by its /proc link, opens all the same.
+stale=$(fs python3 - "$SUB" "$F" <<'PY'
+import os, sys
+back, view = sys.argv[1] + "/open", sys.argv[2] + "/open"
+os.mkdir(back)
+def peek(p):
+    try:
+        with open(p, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+out = []
+for kind in ("write", "append", "truncate", "rename", "unlink", "replace"):
+    stale = 0
+    for i in range(100):
+        real, seen = "%s/%s-%d" % (back, kind, i), "%s/%s-%d" % (view, kind, i)
+        with open(real, "wb") as f:
+            f.write(b"old " * 64)
+        peek(seen)
+        os.stat(seen)
+        if kind == "write":
+            with open(real, "r+b") as f:
+                f.write(b"new " * 64)
+            want = b"new " * 64
+        elif kind == "append":
+            with open(real, "ab") as f:
+                f.write(b"more")
+            want = b"old " * 64 + b"more"
+        elif kind == "truncate":
+            os.truncate(real, 8)
+            want = b"old old "
+        elif kind == "rename":
+            os.rename(real, real + ".moved")
+            want = None
+        elif kind == "unlink":
+            os.unlink(real)
+            want = None
+        else:
+            with open(real + ".new", "wb") as f:
+                f.write(b"replaced")
+            os.rename(real + ".new", real)
+            want = b"replaced"
+        stale += peek(seen) != want
+    out.append("%s=%d" % (kind, stale))
+with open(back + "/held", "wb") as f:
+    f.write(b"held")
+fd = os.open(view + "/held", os.O_RDONLY)
+os.unlink(back + "/held")
+try:
+    out.append("held=" + peek("/proc/self/fd/%d" % fd).decode())
+except OSError as e:
+    out.append("held=" + e.strerror.replace(" ", "_"))
+print(" ".join(out))
+PY
+)
+assert_eq "write=0 append=0 truncate=0 rename=0 unlink=0 replace=0 held=held" "$stale" \
+	"an open at once after a change in the backing directory: never the old file (100 of each)"
 
 # ------------------------------------------------------ files_cache = false
 
