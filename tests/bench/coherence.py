@@ -16,7 +16,10 @@ file, stats the name, or a name that is missing), makes one change in
 the backing directory (this process: a write of the same size, a
 truncation, a rename, an unlink, a creation of the missing name), then
 looks through files/ at once (the writer's next system call), and again
-and again until the change shows (1 s at most). Prints how many rounds
+and again until the change shows (1 s at most): by a read for a write,
+by a stat for the others, and then by an open (a read of the truncated
+file, an open of the name renamed or unlinked), which reads fanotify's
+queue before it answers. Prints how many rounds
 were stale at once, after 1 ms and after 10 ms, and the latency from the
 change's return to its visibility (median, 99th percentile, max).
 
@@ -99,29 +102,41 @@ def k_write():
     return setup, change, lambda f: read(f)[:1] == b"b"
 
 
-def k_truncate():
+def opens(path):
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+        return True
+    except FileNotFoundError:
+        return False
+
+
+# The kinds a stat or an open may look at: look is "stat" or "open".
+def k_truncate(look):
     def setup(r, f):
         with open(r, "wb") as o:
             o.write(b"a" * 4096)
         os.stat(f)
 
-    return setup, lambda r: os.truncate(r, 0), lambda f: os.stat(f).st_size == 0
+    seen = (lambda f: os.stat(f).st_size == 0) if look == "stat" else (lambda f: read(f) == b"")
+    return setup, lambda r: os.truncate(r, 0), seen
 
 
-def k_rename():
+def k_rename(look):
     def setup(r, f):
         open(r, "wb").close()
         os.stat(f)
 
-    return setup, lambda r: os.rename(r, r + ".moved"), lambda f: not exists(f)
+    there = exists if look == "stat" else opens
+    return setup, lambda r: os.rename(r, r + ".moved"), lambda f: not there(f)
 
 
-def k_unlink():
+def k_unlink(look):
     def setup(r, f):
         open(r, "wb").close()
         os.stat(f)
 
-    return setup, os.unlink, lambda f: not exists(f)
+    there = exists if look == "stat" else opens
+    return setup, os.unlink, lambda f: not there(f)
 
 
 def k_create():
@@ -131,7 +146,10 @@ def k_create():
     return setup, lambda r: open(r, "wb").close(), exists
 
 
-KINDS = [("write", k_write), ("truncate", k_truncate), ("rename", k_rename), ("unlink", k_unlink), ("create", k_create)]
+KINDS = [("write", k_write), ("truncate", lambda: k_truncate("stat")),
+         ("rename", lambda: k_rename("stat")), ("unlink", lambda: k_unlink("stat")),
+         ("create", k_create), ("truncate, opened", lambda: k_truncate("open")),
+         ("rename, opened", lambda: k_rename("open")), ("unlink, opened", lambda: k_unlink("open"))]
 
 
 def settle(setup, real, fuse):
@@ -236,9 +254,10 @@ def body():
             m = Mount(rest[0], cache, ws)
             try:
                 for name, kind in KINDS:
-                    once, ms1, ms10, lat = window(m, ws, name + ("-on" if cache else "-off"), kind, n)
+                    tag = "%s-%s" % (name.replace(", ", "-"), "on" if cache else "off")
+                    once, ms1, ms10, lat = window(m, ws, tag, kind, n)
                     print(
-                        "coherence cache %-3s %-8s stale at once %3d/%d, after 1 ms %3d, after 10 ms %3d;"
+                        "coherence cache %-3s %-16s stale at once %3d/%d, after 1 ms %3d, after 10 ms %3d;"
                         " latency (us) median %6.0f p99 %6.0f max %7.0f"
                         % ("on" if cache else "off", name, once, n, ms1, ms10, sb.median(lat), pct(lat, 99), max(lat))
                     )
