@@ -166,23 +166,21 @@ static void d_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 }
 
 /*
- * Directories of the tree need no open state: libfuse's default. Nor do
- * those of files/ while its cache is kept coherent: then the first
- * OPENDIR is answered ENOSYS, after which the kernel sends none, nor a
- * RELEASEDIR, for any directory of the mount (a round trip and the
- * daemon's open and close saved on each, which a du or a git status
- * pays per directory). The kernel then keeps every listing; the tree's
- * are never reused (fs/ops.c fill_attr), files/' are dropped when they
- * change (fs/files_watch.c).
+ * Directories of the tree need no open state: libfuse's default. Every
+ * OPENDIR is answered, never ENOSYS, though that would save a round trip
+ * per directory: the kernel would then skip OPENDIR for the whole
+ * connection and keep every listing, the tree's too, and serve one read
+ * at an offset past 0 from a listing made for another user (watches/ is
+ * listed per user) or before a change; and the right to list a files/
+ * directory would be only the kernel's check, on attributes that learn
+ * of a chmod behind its back asynchronously.
  */
 static void d_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	const struct fuse_lowlevel_ops *o = side(ino);
 
 	fwatch_opendirs++;
-	if (files_no_opendir())
-		fuse_reply_err(req, ENOSYS);
-	else if (o->opendir)
+	if (o->opendir)
 		o->opendir(req, ino, fi);
 	else
 		fuse_reply_open(req, fi);

@@ -97,8 +97,7 @@ static void files_metrics(struct strbuf *b)
 	metric(b, "files_readdirs_total", "counter",
 	       "Listing requests of files/ the kernel sent.", fwatch_readdirs);
 	metric(b, "opendirs_total", "counter",
-	       "OPENDIR requests of any directory the kernel sent (one at most "
-	       "while files/ caches: it then sends none).",
+	       "OPENDIR requests of any directory the kernel sent.",
 	       fwatch_opendirs);
 	metric(b, "files_invalidations_total", "counter",
 	       "Invalidations of files/ sent to the kernel.", finval_sent());

@@ -168,8 +168,6 @@ static void f_readlink(fuse_req_t req, fuse_ino_t ino)
  * kernel applied it).
  */
 static bool own_umask;
-/* the kernel takes ENOSYS to OPENDIR as "send no more" (Linux 5.1) */
-static bool no_opendir_ok;
 
 static mode_t req_umask(fuse_req_t req)
 {
@@ -179,8 +177,6 @@ static mode_t req_umask(fuse_req_t req)
 void files_conn_init(struct fuse_conn_info *conn)
 {
 	const unsigned acl = FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
-
-	no_opendir_ok = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
 
 	own_umask = files_posix_acl && (conn->capable & acl) == acl;
 	if (own_umask)
@@ -518,11 +514,6 @@ static void f_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_err(req, 0);
-}
-
-bool files_no_opendir(void)
-{
-	return no_opendir_ok && fwatch_on;
 }
 
 static void f_statfs(fuse_req_t req, fuse_ino_t ino)

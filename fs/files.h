@@ -58,12 +58,6 @@ bool files_is(fuse_ino_t ino);
 extern bool files_posix_acl;
 void files_conn_init(struct fuse_conn_info *conn);
 
-/* Whether directories need no OPENDIR (fs/dispatch.c): the kernel can
- * be told so, and files/ learns of every change of the workspace, so
- * that the listings the kernel then keeps are dropped when they change
- * (fs/files_watch.c). Each READDIR of files/ then reads afresh. */
-bool files_no_opendir(void);
-
 extern const struct fuse_lowlevel_ops files_ops;
 /* The row handlers of files/ (one row in the root's table): files_ops
  * serves its inodes. */

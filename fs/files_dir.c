@@ -1,8 +1,10 @@
 /*
- * files_dir.c - the listings of files/' directories. While files/ caches,
- * the kernel sends no OPENDIR (files_no_opendir, fs/dispatch.c), and each
- * READDIR opens its directory afresh at the backing filesystem's offset;
- * else OPENDIR makes a slot (fs/files_fh.c) whose stream READDIR reads on.
+ * files_dir.c - the listings of files/' directories. OPENDIR opens the
+ * directory as the caller and makes a slot (fs/files_fh.c) whose stream
+ * READDIR reads on. A READDIR without a handle comes only on a mount
+ * whose kernel was told by an earlier program (before an upgrade in
+ * place) to send no OPENDIR: it opens the directory afresh, as the
+ * caller, at the backing filesystem's offset.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,13 +18,9 @@
 #include "files_node.h"
 #include "files_watch.h"
 
-/*
- * Only when the kernel cannot be told to skip OPENDIR (files_no_opendir):
- * then a directory's open is checked here, as the caller. Otherwise the
- * kernel has checked the opener's right itself (default_permissions on a
- * shared mount; else only the daemon's own user reaches it) and the
- * listing is read by f_readdir without a handle.
- */
+/* A directory's open is checked here, as the caller: the kernel's own
+ * check (default_permissions) is on attributes it may have cached before
+ * a chmod made behind its back. */
 void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
@@ -112,19 +110,21 @@ static void reply_dir(fuse_req_t req, const struct fnode *dir, struct fslot *d,
 }
 
 /*
- * Without a handle (the kernel sends no OPENDIR, files_no_opendir), each
- * READDIR opens the directory for itself and seeks to off: the offsets
- * are the backing filesystem's own, which it keeps valid across opens
- * (as NFS needs). The kernel keeps what it read, so a listing is read
- * again only after fs/files_watch.c saw it change.
+ * Without a handle (an earlier program told the kernel to send no
+ * OPENDIR), each READDIR opens the directory for itself, as the caller,
+ * and seeks to off: the offsets are the backing filesystem's own, which
+ * it keeps valid across opens (as NFS needs).
  */
 static void readdir_afresh(fuse_req_t req, const struct fnode *dir, size_t size,
 			   off_t off)
 {
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int fd = S_ISDIR(dir->type) ? fnode_dir_fd(dir, uid) : -ENOTDIR;
+	int sw = S_ISDIR(dir->type) ? fnode_as_caller(req) : -ENOTDIR;
+	int fd = sw < 0 ? sw : fnode_dir_fd(dir, uid);
 	struct fslot d = { .fd = fd, .uid = uid };
 
+	if (sw >= 0)
+		fnode_as_self(sw);
 	if (fd < 0) {
 		fuse_reply_err(req, -fd);
 		return;

@@ -138,7 +138,8 @@ static size_t arg_size(unsigned int cmd, bool *in)
  * kernel reads before it sets flags), sent on a file the kernel opened
  * for the purpose, a directory's included. On the open file's
  * descriptor, or on a new one of the directory when the kernel sent no
- * OPENDIR (fs/files.c), with the caller's credentials: chattr +i needs
+ * OPENDIR (an earlier program of the mount told it to send none: see
+ * fs/files_dir.c), with the caller's credentials: chattr +i needs
  * her own CAP_LINUX_IMMUTABLE. Every other ioctl is ENOTTY.
  */
 void fxattr_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

@@ -106,12 +106,12 @@ static void fill_attr(fuse_ino_t ino, const struct node *n, struct stat *st)
 		st->st_mtim.tv_sec = n->s->created_wall / 1000;
 	else
 		st->st_mtim.tv_sec = loop_wall_ms() / 1000;
-	/* A directory's listing is made when it is read. The kernel, which
-	 * keeps listings when it sends no OPENDIR (fs/dispatch.c), reuses
-	 * one only while the directory's mtime is the one it cached with,
-	 * and asks for it first (its attributes time out at once): so the
-	 * nanoseconds count the answers, and no listing is ever reused.
-	 * Not ctime's, which tar takes to be a change. */
+	/* A directory's listing is made when it is read. A kernel told by
+	 * an earlier program of the mount to send no OPENDIR (fs/dispatch.c)
+	 * keeps listings, and reuses one from its start only while the
+	 * directory's mtime is the one it cached with, which it asks for
+	 * first (its attributes time out at once): so the nanoseconds count
+	 * the answers. Not ctime's, which tar takes to be a change. */
 	st->st_atim = st->st_ctim = st->st_mtim;
 	if (S_ISDIR(fe->mode))
 		st->st_mtim.tv_nsec = (long)(++dir_answers % 1000000000u);

@@ -62,7 +62,8 @@ snap() {
 			awk '{ print $1, $NF }'
 		timeout 5 cat "$MNT/sessions/default/error"
 		# uptime moves, and so do the CPU poll holds with any request
-		timeout 5 cat "$M" | grep -v -e uptime -e cpu_poll
+		# and the count of OPENDIRs with this very listing
+		timeout 5 cat "$M" | grep -v -e uptime -e cpu_poll -e opendirs_total
 	} 2>&1 | grep -v '^total'
 }
 before=$(snap)

@@ -133,13 +133,7 @@ fi
 read -r fino0 cino0 n0 <"$H/ready"
 assert_true "the holder has read a third of big/ so far" "read $n0 of $N" test "${n0:-0}" -eq $((N / 3))
 held1=$(metric fds_held)
-# a directory needs no descriptor while files/ caches: the kernel then
-# opens directories itself and each READDIR opens one for itself
-if [ "$(metric files_cache)" = 1 ]; then
-	assert_eq $((held0 + 1)) "$held1" "metrics: the daemon holds the holder's file (its listing needs none)"
-else
-	assert_eq $((held0 + 2)) "$held1" "metrics: the daemon holds the holder's file and directory"
-fi
+assert_eq $((held0 + 2)) "$held1" "metrics: the daemon holds the holder's file and directory"
 
 # paths the kernel has cached (the holder's cwd keeps tree/a/b's inode)
 cached() { fs stat -c '%i %s %F' "$F/tree/a/b/f2" "$F/tree/a/b" "$F/tree/link" "$F/tree/a/b/c/f3" 2>&1; }

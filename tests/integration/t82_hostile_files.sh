@@ -14,6 +14,8 @@
 #    notifier thread in the kernel: an upgrade in place is refused with
 #    EBUSY instead of hanging every user in its execve, and the events
 #    that wait for it meanwhile are bounded (then dropped for the epoch).
+# 3. a listing of hers right after root's chmod 0700 of the directory in
+#    the workspace is refused, never served from the kernel's cache.
 # Environment: SFS_ASAN set: the memory bound is not checked.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
@@ -231,5 +233,46 @@ assert_eq "0 ''" "$? '$(cat "$SFS_TMP/up.err")'" "then the upgrade works"
 echo seen >"$WS/held/late"
 files_sees() { [ "$(timeout 5 cat "$MNT/files/held/late" 2>/dev/null)" = seen ]; }
 check "and files/ sees the workspace's new files" sfs_until 10 files_sees
+
+# 3. root takes a directory back behind files/' back (chmod 0700 in the
+# workspace) right after she listed it: her next listing is refused at
+# once, 50 times over (each listing opens the directory as her: the
+# kernel's own check is on modes it cached before the chmod).
+mkdir -p "$WS/taken"
+# a process of hers lists, waits for root's word on a pipe, lists again
+leaks=$(fs python3 - "$WS/taken" "$MNT/files/taken" <<'PY'
+import os, sys
+real, seen = sys.argv[1], sys.argv[2]
+go_r, go_w = os.pipe()
+res_r, res_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    for _ in range(50):
+        try:
+            os.listdir(seen)  # cached now, mode 0755
+        except OSError:
+            pass
+        os.write(res_w, b"r")
+        os.read(go_r, 1)
+        try:
+            os.listdir(seen)
+            os.write(res_w, b"1")
+        except PermissionError:
+            os.write(res_w, b"0")
+    os._exit(0)
+leaks = 0
+for i in range(50):
+    os.chmod(real, 0o755)
+    open(os.path.join(real, "f%d" % i), "w").close()
+    os.read(res_r, 1)  # she listed it
+    os.chmod(real, 0o700)
+    os.write(go_w, b"g")
+    leaks += os.read(res_r, 1) == b"1"
+os.waitpid(pid, 0)
+print(leaks)
+PY
+)
+assert_eq 0 "$leaks" "a listing right after a chmod 0700 in the workspace is refused (50 rounds)"
 
 sfs_done

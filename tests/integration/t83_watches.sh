@@ -291,6 +291,12 @@ assert_errno EACCES "another user cannot rmdir root's watch" "${AS_OTHER[@]}" rm
 check "another user makes her own watch" as_other mkdir "$W/hers"
 assert_eq "$OTHER" "$(stat -c %u "$W/hers")" "her watch is hers"
 assert_eq "hers" "$(as_other ls "$W")" "she lists her watch only"
+# a listing of hers that does not start at 0 (seekdir, a reader in
+# chunks), right after root listed watches/: never root's listing
+ls -a "$W" >/dev/null
+# (the script on stdin: the checkout may be a directory she cannot enter)
+assert_eq "hers" "$(as_other /usr/bin/python3 - "$W" 2 <"$(dirname "$0")/helpers/lsoff.py")" \
+	"she lists her watch only from offset 2, after root listed watches/"
 mkdir -m 0700 "$WS/private"
 assert_errno EINVAL "her spec of root's 0700 directory: EINVAL" \
 	"${AS_OTHER[@]}" bash -c 'echo "path private" >"$1"' _ "$W/hers/spec"
