@@ -20,7 +20,8 @@
 
 /* A directory's open is checked here, as the caller: the kernel's own
  * check (default_permissions) is on attributes it may have cached before
- * a chmod made behind its back. */
+ * a chmod made behind its back. Its changes are read first
+ * (fwatch_opening). */
 void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
@@ -29,6 +30,10 @@ void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
+	/* a listing the kernel cached before a change is dropped at its
+	 * start: it asks for the directory's mtime, which is new */
+	if (!err && (sw = fwatch_opening(n)) < 0)
+		err = -sw;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {

@@ -136,6 +136,7 @@ static void on_one(const struct fanotify_event_metadata *m, const char *ev)
 	if (e.name && !strcmp(e.name, "."))
 		e.name = NULL; /* an event of the directory itself */
 	if ((e.mask & DIRENT) && e.name && (n = node_of(e.dir))) {
+		n->changed = true; /* its listing */
 		finval_entry(fnode_ino(n), e.name, strlen(e.name));
 		finval_inode(fnode_ino(n), 0); /* its times and listing */
 	}

@@ -44,13 +44,15 @@ void fwatch_flush(void);
 /* Reads the events fanotify has queued now (they are queued inside the
  * system calls that make the changes) and queues their notifications. */
 void fwatch_drain(void);
-/* Before an open of n's file: what fanotify has queued is read first, so
- * that what changed before the open began is what it opens (an event is
- * queued inside the system call that makes the change). Returns 1 when
- * the kernel may keep n's pages, 0 when it is to drop them (its
- * attributes were invalidated already), or -ESTALE, once, when one of
- * n's names went behind the kernel's back: the kernel then looks the
- * opener's path up afresh and opens again. */
+/* Before an open of n's file or directory: what fanotify has queued is
+ * read first, so that what changed before the open began is what it
+ * opens (an event is queued inside the system call that makes the
+ * change). Returns 1 when the kernel may keep n's pages, 0 when it is to
+ * drop them (n's attributes, and so a directory's mtime, which the
+ * kernel compares before it reuses a listing, were invalidated already),
+ * or -ESTALE, once, when one of n's names went behind the kernel's
+ * back: the kernel then looks the opener's path up afresh and opens
+ * again. */
 int fwatch_opening(struct fnode *n);
 /* A lookup that found nothing: a negative entry that the kernel keeps
  * for the timeout (an event of the name's creation drops it). */

@@ -61,9 +61,12 @@ snap() {
 		timeout 5 ls -lA "$MNT" "$MNT/sessions" "$MNT/sessions/default/runs" |
 			awk '{ print $1, $NF }'
 		timeout 5 cat "$MNT/sessions/default/error"
-		# uptime moves, and so do the CPU poll holds with any request
-		# and the count of OPENDIRs with this very listing
-		timeout 5 cat "$M" | grep -v -e uptime -e cpu_poll -e opendirs_total
+		# uptime moves, and so do the CPU poll holds with any request,
+		# the count of OPENDIRs with this very listing, and files/'
+		# request counts with whatever else changes the workspace's
+		# filesystem meanwhile (its root's attributes are dropped)
+		timeout 5 cat "$M" | grep -v -e uptime -e cpu_poll -e opendirs_total \
+			-e '^sessionfs_files_[a-z]*_total'
 	} 2>&1 | grep -v '^total'
 }
 before=$(snap)

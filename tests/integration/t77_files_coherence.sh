@@ -439,6 +439,34 @@ PY
 )
 assert_eq "write=0 append=0 truncate=0 rename=0 unlink=0 replace=0 held=held" "$stale" \
 	"an open at once after a change in the backing directory: never the old file (100 of each)"
+# The same for listings: a directory listed (the kernel keeps the
+# listing), a name made, removed or renamed in it in the backing
+# directory, and listed again at once: the change is in it.
+stale=$(fs python3 - "$SUB" "$F" <<'PY'
+import os, sys
+back, view = sys.argv[1] + "/lists", sys.argv[2] + "/lists"
+os.mkdir(back)
+out = []
+for kind in ("create", "unlink", "rename"):
+    stale = 0
+    for i in range(100):
+        name = "%s-%d" % (kind, i)
+        if kind != "create":
+            open(os.path.join(back, name), "w").close()
+        os.listdir(view)
+        if kind == "create":
+            open(os.path.join(back, name), "w").close()
+        elif kind == "unlink":
+            os.unlink(os.path.join(back, name))
+        else:
+            os.rename(os.path.join(back, name), os.path.join(back, name + ".moved"))
+        stale += (name in os.listdir(view)) != (kind == "create")
+    out.append("%s=%d" % (kind, stale))
+print(" ".join(out))
+PY
+)
+assert_eq "create=0 unlink=0 rename=0" "$stale" \
+	"a listing at once after a change in the backing directory has it (100 of each)"
 
 # ------------------------------------------------------ files_cache = false
 
