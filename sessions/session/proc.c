@@ -357,6 +357,14 @@ int proc_signal(struct run *p, int sig)
 		p->sig = sig;
 	}
 	contain_signal(&p->proc->cg, sig, 0);
+	/* The processes are signalled one by one as they are listed, and one
+	 * forked meanwhile (bash starting the command) would miss it; a
+	 * signal to the leader's process group reaches such a child too,
+	 * the kernel making fork and it atomic. While the leader is not
+	 * reaped, no other group can have its number (before its setsid
+	 * there is no group yet: ESRCH, and it got the signal above). */
+	if (p->proc->cg.leader > 0)
+		kill(-p->proc->cg.leader, sig);
 	if (sig == SIGTERM && p->proc->kill_stage == 0) {
 		p->proc->kill_stage = 1;
 		p->proc->kill_at = loop_now_ms() + (int64_t)conf.kill_grace_ms;
