@@ -26,14 +26,14 @@ void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int err = n ? 0 : fnode_err(ino), sw = 0;
+	int err = n ? 0 : fnode_err(ino), sw = 0, fresh;
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
 	/* a listing the kernel cached before a change is dropped at its
 	 * start: it asks for the directory's mtime, which is new */
-	if (!err && (sw = fwatch_opening(n)) < 0)
-		err = -sw;
+	if (!err && (fresh = fwatch_opening(n)) < 0)
+		err = -fresh;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
 	if (!err) {

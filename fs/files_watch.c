@@ -20,9 +20,9 @@
  * open and write of the whole filesystem, and there is none for a
  * write), so a change is seen through files/ after the loop has read
  * its event and the notifier thread has sent the invalidation: see
- * sessionfs(7), WORKSPACE, for the window measured. An open is the
- * exception (fwatch_opening): it reads the queue before it answers, and
- * the node an event marked is opened afresh.
+ * sessionfs(7), WORKSPACE, for the window measured. An open of a file
+ * or a directory is the exception (fwatch_opening): it reads the queue
+ * before it answers, and the node an event marked is opened afresh.
  */
 #include <errno.h>
 #include <fcntl.h>
