@@ -375,7 +375,7 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (!err && !S_ISREG(n->type))
 		err = S_ISDIR(n->type) ? EISDIR : EACCES;
-	if (!err && (keep = fwatch_opening(n)) < 0)
+	if (!err && (keep = fwatch_opening(n, req)) < 0)
 		err = -keep;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;

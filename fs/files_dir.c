@@ -26,13 +26,11 @@ void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fnode *n = fnode_of(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int err = n ? 0 : fnode_err(ino), sw = 0, fresh;
+	int err = n ? 0 : fnode_err(ino), sw = 0, fresh = 0;
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
-	/* a listing the kernel cached before a change is dropped at its
-	 * start: it asks for the directory's mtime, which is new */
-	if (!err && (fresh = fwatch_opening(n)) < 0)
+	if (!err && (fresh = fwatch_opening(n, req)) < 0)
 		err = -fresh;
 	if (!err && (sw = fnode_as_caller(req)) < 0)
 		err = -sw;
@@ -40,10 +38,14 @@ void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = -fslot_opendir(fnode_dir_fd(n, uid), uid, &fi->fh);
 		fnode_as_self(sw);
 	}
-	/* the kernel keeps the listing in the directory's pages, which
-	 * fs/files_watch.c drops with its times when an entry changes */
-	fi->cache_readdir = fwatch_on;
-	fi->keep_cache = fwatch_on;
+	/* The kernel keeps the listing in the directory's pages, which
+	 * fs/files_watch.c drops with its times when an entry changes. A
+	 * directory changed since its last open is listed from the daemon
+	 * and its pages dropped: the kernel's own check of its mtime could
+	 * take an answer that the notifier's invalidation, landing at that
+	 * moment, makes it throw away, and keep the old listing. */
+	fi->cache_readdir = fresh > 0;
+	fi->keep_cache = fresh > 0;
 	if (err)
 		fuse_reply_err(req, err);
 	else if (fuse_reply_open(req, fi) != 0)

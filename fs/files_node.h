@@ -27,9 +27,10 @@ struct fnode {
 	struct file_handle *fh;
 	struct fnode *fh_next, *newer, *older;
 	/* fs/files_watch.c: changed from outside files/ since the last open
-	 * through it (its data or attributes), or one of its names gone;
-	 * and whether the last open was answered ESTALE for that */
-	bool changed, unnamed, retried;
+	 * through it (its data, attributes or a directory's entries), and
+	 * when one of its names last went (loop_now_ms; 0: never) */
+	bool changed;
+	int64_t unnamed_ms;
 };
 
 /* The workspace root (fd -1 until files_init). */

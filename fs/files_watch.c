@@ -48,7 +48,8 @@
 	 FAN_MOVED_FROM | FAN_MOVED_TO | FAN_DELETE_SELF | FAN_MOVE_SELF |     \
 	 FAN_RENAME | FAN_ONDIR)
 #define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
-#define READS_PER_WAKE 16 /* then the loop serves what else is ready */
+#define READS_PER_WAKE 16   /* then the loop serves what else is ready */
+#define UNNAMED_MS     1000 /* a name gone is looked for at opens this long */
 
 bool fwatch_on;
 double fwatch_ttl;
@@ -147,7 +148,7 @@ static void on_one(const struct fanotify_event_metadata *m, const char *ev)
 	/* fanotify merges the events of one object and name: a rename
 	 * and a write of the file may come as one */
 	if (e.mask & (FAN_DELETE | FAN_MOVED_FROM))
-		n->unnamed = true;
+		n->unnamed_ms = loop_now_ms();
 	if (e.mask & ~(DIRENT | FAN_ONDIR))
 		n->changed = true;
 	finval_inode(fnode_ino(n),
@@ -213,22 +214,62 @@ static bool nameless(const struct fnode *n)
 	       st.st_nlink == 0;
 }
 
-int fwatch_opening(struct fnode *n)
-{
-	bool gone;
+/* Openers told ESTALE, whose retry is let through: a table, not a flag
+ * of the node, since several may open it at once, each retrying once,
+ * however late the scheduler lets it. An entry whose retry never came
+ * (the path was gone) is free again after UNNAMED_MS. */
+#define RETRIES 64
+static struct retry {
+	pid_t tid;
+	fuse_ino_t ino;
+	int64_t at;
+} retries[RETRIES];
+static unsigned retry_next;
 
+/* Whether thread tid's open of ino is the retry of one told ESTALE (then
+ * it is forgotten); else ino is noted for tid's retry. */
+static bool is_retry(pid_t tid, fuse_ino_t ino)
+{
+	int64_t now = loop_now_ms();
+	struct retry *slot = NULL;
+
+	for (unsigned i = 0; i < RETRIES; i++) {
+		struct retry *r = &retries[i];
+
+		if (r->tid == tid && r->ino == ino) {
+			r->tid = 0;
+			return true;
+		}
+		if (!slot && (r->tid == 0 || now - r->at > UNNAMED_MS))
+			slot = r;
+	}
+	if (!slot) /* 64 openers at once: the oldest noted goes */
+		slot = &retries[retry_next++ % RETRIES];
+	*slot = (struct retry){ tid, ino, now };
+	return false;
+}
+
+/* Whether the open of file n by thread tid is to be answered ESTALE: one
+ * of n's names went within UNNAMED_MS (the opener may have come by it,
+ * cached: the notifier drops such an entry well within that), or its
+ * last one. Once per opener: its retry goes through. */
+static bool stale_name(const struct fnode *n, pid_t tid)
+{
+	bool recent = n->unnamed_ms &&
+		      loop_now_ms() - n->unnamed_ms < UNNAMED_MS;
+
+	if (!S_ISREG(n->type) || !(recent || (n->changed && nameless(n))))
+		return false;
+	return !is_retry(tid, fnode_ino(n));
+}
+
+int fwatch_opening(struct fnode *n, fuse_req_t req)
+{
 	if (!fwatch_on)
 		return 0;
 	fwatch_drain();
-	gone = n->unnamed || (n->changed && nameless(n));
-	n->unnamed = false;
-	/* once: the next open of n may come through a name it still has,
-	 * or a descriptor's /proc link, where a second ESTALE would stay */
-	if (gone && !n->retried) {
-		n->retried = true;
+	if (stale_name(n, fuse_req_ctx(req)->pid))
 		return -ESTALE;
-	}
-	n->retried = false;
 	if (!n->changed)
 		return 1;
 	n->changed = false;

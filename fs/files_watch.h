@@ -44,16 +44,17 @@ void fwatch_flush(void);
 /* Reads the events fanotify has queued now (they are queued inside the
  * system calls that make the changes) and queues their notifications. */
 void fwatch_drain(void);
-/* Before an open of n's file or directory: what fanotify has queued is
- * read first, so that what changed before the open began is what it
+/* Before req's open of n's file or directory: what fanotify has queued
+ * is read first, so that what changed before the open began is what it
  * opens (an event is queued inside the system call that makes the
- * change). Returns 1 when the kernel may keep n's pages, 0 when it is to
- * drop them (n's attributes, and so a directory's mtime, which the
- * kernel compares before it reuses a listing, were invalidated already),
- * or -ESTALE, once, when one of n's names went behind the kernel's
- * back: the kernel then looks the opener's path up afresh and opens
- * again. */
-int fwatch_opening(struct fnode *n);
+ * change). Returns 1 when the kernel may keep n's pages (a directory's:
+ * its listing), 0 when it is to drop them (n's attributes were
+ * invalidated already),
+ * or -ESTALE, once per opener, when a name of n's file went behind the
+ * kernel's back: open(2) then looks the path up afresh and opens again
+ * (an open the kernel makes itself, overlayfs' of a lower file, does
+ * not: it fails). Never ESTALE for a directory. */
+int fwatch_opening(struct fnode *n, fuse_req_t req);
 /* A lookup that found nothing: a negative entry that the kernel keeps
  * for the timeout (an event of the name's creation drops it). */
 void fwatch_reply_negative(fuse_req_t req);

@@ -32,6 +32,7 @@ mkdir -p "$FS"
 # shellcheck disable=SC2317
 t77_cleanup() {
 	local rc=$?
+	[ -n "${OV_MOUNTED:-}" ] && timeout 10 umount -l "$SFS_TMP/ov/mnt"
 	[ -n "$SFS_PID" ] && sfs_umount
 	if [ -n "$FS_MOUNTED" ]; then
 		timeout 10 umount "$FS" 2>/dev/null || timeout 10 umount -l "$FS"
@@ -439,6 +440,58 @@ PY
 )
 assert_eq "write=0 append=0 truncate=0 rename=0 unlink=0 replace=0 held=held" "$stale" \
 	"an open at once after a change in the backing directory: never the old file (100 of each)"
+# Three openers at once (threads of one process), a second name of the
+# file made and removed behind files/' back all the while: none sees
+# ESTALE (each opener is told it once, and its retry goes through).
+printf x >"$SUB/churned"
+errs=$(fs python3 - "$SUB/churned" "$F/churned" <<'PY'
+import os, sys, threading, time
+real, seen = sys.argv[1], sys.argv[2]
+stop = time.monotonic() + 2
+pid = os.fork()
+if pid == 0:
+    while time.monotonic() < stop:
+        os.link(real, real + ".2")
+        os.unlink(real + ".2")
+    os._exit(0)
+out = []
+def opener():
+    bad = ok = 0
+    while time.monotonic() < stop:
+        try:
+            os.close(os.open(seen, os.O_RDONLY))
+            ok += 1
+        except OSError:
+            bad += 1
+    out.append(bad if ok else -1)
+ts = [threading.Thread(target=opener) for _ in range(3)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+os.waitpid(pid, 0)
+print(sum(out) if min(out) >= 0 else "no open succeeded")
+PY
+)
+assert_eq 0 "$errs" "three openers while a second name comes and goes: no open fails"
+# files/ as the lower layer of an overlay: a merged directory is listed
+# by the kernel's own open of the lower one, which never retries, so a
+# directory is never answered ESTALE (renamed away and back here).
+OV=$SFS_TMP/ov
+mkdir -p "$SUB/ovd" "$OV/up/ovd" "$OV/work" "$OV/mnt"
+echo x >"$SUB/ovd/f1"
+echo y >"$OV/up/ovd/f2"
+if mount -t overlay overlay -o "lowerdir=$F,upperdir=$OV/up,workdir=$OV/work" "$OV/mnt" 2>/dev/null; then
+	OV_MOUNTED=1
+	fs ls "$OV/mnt/ovd" >/dev/null
+	mv "$SUB/ovd" "$SUB/ovd2"
+	mv "$SUB/ovd2" "$SUB/ovd"
+	assert_eq "f1 f2" "$(fs ls "$OV/mnt/ovd" 2>&1 | tr '\n' ' ' | sed 's/ $//')" \
+		"an overlay's merged directory over files/ lists at once after a rename away and back"
+	timeout 10 umount "$OV/mnt" && OV_MOUNTED=
+else
+	pass "skip: no overlay over files/ here"
+fi
 # The same for listings: a directory listed (the kernel keeps the
 # listing), a name made, removed or renamed in it in the backing
 # directory, and listed again at once: the change is in it.
