@@ -50,6 +50,7 @@
 #define DIRENT (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
 #define READS_PER_WAKE 16   /* then the loop serves what else is ready */
 #define UNNAMED_MS     1000 /* a name gone is looked for at opens this long */
+#define RETRY_MS       10000 /* an ESTALE's retry is awaited this long */
 
 bool fwatch_on;
 double fwatch_ttl;
@@ -217,7 +218,7 @@ static bool nameless(const struct fnode *n)
 /* Openers told ESTALE, whose retry is let through: a table, not a flag
  * of the node, since several may open it at once, each retrying once,
  * however late the scheduler lets it. An entry whose retry never came
- * (the path was gone) is free again after UNNAMED_MS. */
+ * (the path was gone) is free again after RETRY_MS. */
 #define RETRIES 64
 static struct retry {
 	pid_t tid;
@@ -240,7 +241,7 @@ static bool is_retry(pid_t tid, fuse_ino_t ino)
 			r->tid = 0;
 			return true;
 		}
-		if (!slot && (r->tid == 0 || now - r->at > UNNAMED_MS))
+		if (!slot && (r->tid == 0 || now - r->at > RETRY_MS))
 			slot = r;
 	}
 	if (!slot) /* 64 openers at once: the oldest noted goes */
