@@ -341,16 +341,16 @@ static int open_flags(int flags)
 	return flags | O_CLOEXEC;
 }
 
-/* fi's handle for fd, uid's open file (taken over). Returns 0, or
- * ENOMEM with fd closed. */
-static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid)
+/* fi's handle for fd, uid's open file (taken over), whose cached pages
+ * the kernel keeps when keep. Returns 0, or ENOMEM with fd closed. */
+static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid, bool keep)
 {
 	fi->fh = fslot_add(fd, uid, NULL);
 	if (!fi->fh) {
 		fdq_close(fd);
 		return ENOMEM;
 	}
-	fi->keep_cache = fwatch_on; /* fs/files_watch.c drops what changes */
+	fi->keep_cache = keep; /* fs/files_watch.c drops what changes */
 	fi->direct_io = 0;
 	/* A FLUSH would be a round trip for nothing (f_flush): the kernel
 	 * keeps the locks of files/ itself, the daemon offering no lock
@@ -382,8 +382,7 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err) {
 		fnode_proc_path(p, sizeof(p), n->fd);
 		fd = fdq_take(uid, open(p, open_flags(fi->flags)));
-		err = fd < 0 ? -fd : set_handle(fi, fd, uid);
-		fi->keep_cache = keep > 0;
+		err = fd < 0 ? -fd : set_handle(fi, fd, uid, keep > 0);
 		fnode_as_self(sw);
 	}
 	if (err)
@@ -432,7 +431,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			n = fnode_lookup(dir, name, &e, &err);
 		fnode_as_self(sw);
 	}
-	if (n && (err = set_handle(fi, fd, uid)) != 0) {
+	if (n && (err = set_handle(fi, fd, uid, fwatch_on)) != 0) {
 		fnode_unref(n, 1); /* set_handle closed fd */
 		n = NULL;
 		fd = -1;

@@ -225,14 +225,13 @@ static struct retry {
 	fuse_ino_t ino;
 	int64_t at;
 } retries[RETRIES];
-static unsigned retry_next;
 
 /* Whether thread tid's open of ino is the retry of one told ESTALE (then
  * it is forgotten); else ino is noted for tid's retry. */
 static bool is_retry(pid_t tid, fuse_ino_t ino)
 {
 	int64_t now = loop_now_ms();
-	struct retry *slot = NULL;
+	struct retry *slot = NULL, *oldest = &retries[0];
 
 	for (unsigned i = 0; i < RETRIES; i++) {
 		struct retry *r = &retries[i];
@@ -243,9 +242,11 @@ static bool is_retry(pid_t tid, fuse_ino_t ino)
 		}
 		if (!slot && (r->tid == 0 || now - r->at > RETRY_MS))
 			slot = r;
+		if (r->at < oldest->at)
+			oldest = r;
 	}
 	if (!slot) /* 64 openers at once: the oldest noted goes */
-		slot = &retries[retry_next++ % RETRIES];
+		slot = oldest;
 	*slot = (struct retry){ tid, ino, now };
 	return false;
 }
