@@ -86,6 +86,17 @@ static void metric(struct strbuf *b, const char *name, const char *type,
 /* files/' caching (fs/files_watch.c): its requests show what it saves. */
 static void files_metrics(struct strbuf *b)
 {
+	metric(b, "files_nodes", "gauge",
+	       "Inodes of files/ the kernel remembers.", fnode_count());
+	metric(b, "files_node_fds", "gauge",
+	       "Descriptors files/'s inodes hold (the others keep a handle).",
+	       fnfd_open_count());
+	metric(b, "files_node_fds_bound", "gauge",
+	       "Descriptors files/'s inodes may hold at most.", fnfd_bound());
+	metric(b, "files_handle_opens_total", "counter",
+	       "Opens of files/ inodes without a descriptor straight from "
+	       "their handles (the daemon's own user's).",
+	       fnfd_handle_opens());
 	metric(b, "files_cache", "gauge",
 	       "Whether files/ caches, kept true by fanotify (1) or not (0).",
 	       fwatch_on);
@@ -146,13 +157,6 @@ static char *metrics_text(const struct node *n, size_t *len)
 	       "Descriptor numbers open files may use: the limit less "
 	       "fd_reserve.",
 	       fdq_cut());
-	metric(&b, "files_nodes", "gauge",
-	       "Inodes of files/ the kernel remembers.", fnode_count());
-	metric(&b, "files_node_fds", "gauge",
-	       "Descriptors files/'s inodes hold (the others keep a handle).",
-	       fnfd_open_count());
-	metric(&b, "files_node_fds_bound", "gauge",
-	       "Descriptors files/'s inodes may hold at most.", fnfd_bound());
 	metric(&b, "fd_refusals_total", "counter",
 	       "Opens and reads refused for the descriptor bounds.",
 	       fdq_refused());

@@ -367,23 +367,19 @@ static int set_handle(struct fuse_file_info *fi, int fd, uid_t uid, bool keep)
  * through /proc/self/fd would be the host's, by the daemon: EACCES. */
 static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fnode *n = fnode_of(ino);
+	struct fnode *n = fnode_peek(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int fd = -1, err = n ? -fdq_check(uid) : fnode_err(ino), sw = 0;
+	int fd = -1, err = n ? -fdq_check(uid) : fnode_err(ino);
 	int keep = 0;
-	char p[64];
 
 	if (!err && !S_ISREG(n->type))
 		err = S_ISDIR(n->type) ? EISDIR : EACCES;
 	if (!err && (keep = fwatch_opening(n, req)) < 0)
 		err = -keep;
-	if (!err && (sw = fnode_as_caller(req)) < 0)
-		err = -sw;
 	if (!err) {
-		fnode_proc_path(p, sizeof(p), n->fd);
-		fd = fdq_take(uid, open(p, open_flags(fi->flags)));
+		fd = fdq_take(uid, fnode_open_as_caller(req, n,
+							open_flags(fi->flags)));
 		err = fd < 0 ? -fd : set_handle(fi, fd, uid, keep > 0);
-		fnode_as_self(sw);
 	}
 	if (err)
 		fuse_reply_err(req, err);

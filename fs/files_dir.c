@@ -24,19 +24,18 @@
  * (fwatch_opening). */
 void fdir_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fnode *n = fnode_of(ino);
+	struct fnode *n = fnode_peek(ino);
 	uid_t uid = fuse_req_ctx(req)->uid;
-	int err = n ? 0 : fnode_err(ino), sw = 0, fresh = 0;
+	int err = n ? 0 : fnode_err(ino), fresh = 0, fd;
 
 	if (!err && !S_ISDIR(n->type))
 		err = ENOTDIR;
 	if (!err && (fresh = fwatch_opening(n, req)) < 0)
 		err = -fresh;
-	if (!err && (sw = fnode_as_caller(req)) < 0)
-		err = -sw;
 	if (!err) {
-		err = -fslot_opendir(fnode_dir_fd(n, uid), uid, &fi->fh);
-		fnode_as_self(sw);
+		fd = fnode_open_as_caller(req, n,
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = -fslot_opendir(fdq_take(uid, fd), uid, &fi->fh);
 	}
 	/* The kernel keeps the listing in the directory's pages, which
 	 * fs/files_watch.c drops with its times when an entry changes. A

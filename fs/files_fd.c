@@ -32,6 +32,7 @@
 #define BOUND_MIN 16   /* a request uses at most three nodes at once */
 
 static unsigned long bound = BOUND_MAX, nopen;
+static unsigned long nhandle_opens; /* by fnfd_open_evicted */
 static bool can_open; /* open_by_handle_at works for this daemon */
 static struct file_handle *root_fh; /* the root's, when it can */
 static int open_err;		    /* why it cannot: -errno */
@@ -250,6 +251,15 @@ int fnfd_use(struct fnode *n)
 	return 0;
 }
 
+bool fnfd_open_evicted(const struct fnode *n, int flags, int *fd)
+{
+	if (n->fd >= 0 || !n->fh)
+		return false;
+	*fd = open_by_handle_at(mnt_fd, n->fh, flags);
+	nhandle_opens++;
+	return true;
+}
+
 bool fnfd_same(const struct fnode *n, int fd)
 {
 	struct file_handle *fh;
@@ -309,6 +319,11 @@ int fnfd_restore_fd(const struct state_r *o, unsigned short key)
 unsigned long fnfd_open_count(void)
 {
 	return nopen;
+}
+
+unsigned long fnfd_handle_opens(void)
+{
+	return nhandle_opens;
 }
 
 unsigned long fnfd_bound(void)

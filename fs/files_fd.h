@@ -31,6 +31,11 @@ void fnfd_add(struct fnode *n);
  * daemon, before taking on a caller's credentials: opening a handle
  * needs the daemon's capability. */
 int fnfd_use(struct fnode *n);
+/* When n is evicted, opens its file with flags straight from its handle
+ * into *fd (or -1, errno set) and returns true; n stays evicted. False
+ * when n has its descriptor (open through it) or no handle. As the
+ * daemon only: the open checks nothing a caller's credentials would. */
+bool fnfd_open_evicted(const struct fnode *n, int flags, int *fd);
 /* Whether fd, just opened for the same (dev, ino) as n, is n's file
  * (the inode number of a deleted file may be used again while n is
  * evicted): true when n has no handle or an equal one. */
@@ -49,8 +54,10 @@ struct state_w;
 struct state_r;
 void fnfd_save(struct state_w *w, unsigned short key, const struct fnode *n);
 int fnfd_restore_fd(const struct state_r *o, unsigned short key);
-/* For the metrics and tests: nodes with an open fd, and the bound. */
+/* For the metrics and tests: nodes with an open fd, the bound, and the
+ * opens of evicted nodes from their handles so far. */
 unsigned long fnfd_open_count(void);
 unsigned long fnfd_bound(void);
+unsigned long fnfd_handle_opens(void);
 
 #endif

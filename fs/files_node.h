@@ -60,6 +60,9 @@ fuse_ino_t fnode_ino(const struct fnode *n);
 fuse_ino_t fnode_ino_of(uint64_t id);
 /* The node of ino, or NULL: see fnode_err. */
 struct fnode *fnode_of(fuse_ino_t ino);
+/* The same, but an evicted node's descriptor stays closed (n->fd may
+ * be -1): for a caller that may not need it (fnfd_open_evicted). */
+struct fnode *fnode_peek(fuse_ino_t ino);
 /* The errno for an ino that has no node: ESTALE below the root (a node
  * forgotten, or lost in an upgrade), ENOENT for a root that never
  * opened. */
@@ -92,6 +95,9 @@ int fnode_openat(int dir, const char *name, int flags, mode_t mode);
  * another user: 0 (nothing to do), 1 (switched: call fnode_as_self) or
  * -EACCES. */
 int fnode_as_caller(fuse_req_t req);
+/* Whether req's caller is the daemon's own user (fnode_as_caller has
+ * nothing to do). */
+bool fnode_is_self(fuse_req_t req);
 /* The same for explicit credentials (a watch's owner: fs/watch.c); at
  * most FNODE_GROUPS of the groups count. */
 #define FNODE_GROUPS 64
@@ -107,6 +113,10 @@ void fnode_proc_path(char *buf, size_t len, int fd);
  * read, not to search "." in it, as on ext4), counted as uid's
  * (sessions/session/fdq.h). Returns it, or -errno. */
 int fnode_dir_fd(const struct fnode *n, uid_t uid);
+/* Opens n's file (a node of fnode_peek: its descriptor is made again
+ * if need be) with flags as req's caller. Returns the fd, or -1 with
+ * errno set. */
+int fnode_open_as_caller(fuse_req_t req, struct fnode *n, int flags);
 /* Counts one lookup of n and fills e with its entry. */
 void fnode_entry(struct fnode *n, struct stat *st, struct fuse_entry_param *e);
 /* Finds or makes the node of name in dir, counts one lookup and fills e.

@@ -206,11 +206,12 @@ void fwatch_drain(void)
 
 /* Whether n's file has no name left (unlinked, or replaced by a rename
  * over it, which fanotify reports as a change of its link count). */
-static bool nameless(const struct fnode *n)
+static bool nameless(struct fnode *n)
 {
 	struct stat st;
 
-	return fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ==
+	return fnfd_use(n) == 0 &&
+	       fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) ==
 		       0 &&
 	       st.st_nlink == 0;
 }
@@ -255,7 +256,7 @@ static bool is_retry(pid_t tid, fuse_ino_t ino)
  * of n's names went within UNNAMED_MS (the opener may have come by it,
  * cached: the notifier drops such an entry well within that), or its
  * last one. Once per opener: its retry goes through. */
-static bool stale_name(const struct fnode *n, pid_t tid)
+static bool stale_name(struct fnode *n, pid_t tid)
 {
 	bool recent = n->unnamed_ms &&
 		      loop_now_ms() - n->unnamed_ms < UNNAMED_MS;

@@ -16,6 +16,9 @@
 #    that wait for it meanwhile are bounded (then dropped for the epoch).
 # 3. a listing of hers right after root's chmod 0700 of the directory in
 #    the workspace is refused, never served from the kernel's cache.
+# 4. the same for a file whose node lost its descriptor (a walk of more
+#    files than the nodes' bound): the daemon's own user opens such a
+#    node straight from its handle, unchecked; her open is checked as hers.
 # Environment: SFS_ASAN set: the memory bound is not checked.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
@@ -274,5 +277,69 @@ print(leaks)
 PY
 )
 assert_eq 0 "$leaks" "a listing right after a chmod 0700 in the workspace is refused (50 rounds)"
+
+# 4. 5,000 files walked by her (more than the 4,096 descriptors the
+# nodes keep at most) evict the nodes walked first. Root makes each of
+# the first 50 0600 in the workspace, and her open right after it is
+# refused: by the kernel once the notifier dropped the mode it cached,
+# else by the daemon's open as her. Then she opens 50 other evicted
+# files, left 0644 (their ACLs known to the kernel, so that OPEN is the
+# only request): none of hers is opened from its handle (metrics), while
+# root's open of an evicted file is.
+handle_opens() { timeout 5 cat "$MNT/metrics" | awk '$1 == "sessionfs_files_handle_opens_total" { print $2 }'; }
+h0=$(handle_opens)
+leaks=$(timeout -k 2 60 python3 - "$WS/ev" "$MNT/files/ev" 2>"$SFS_TMP/ev.err" <<'PY'
+import os, sys
+real, seen = sys.argv[1], sys.argv[2]
+for d in (real, real + "2"):
+    os.mkdir(d)
+    for i in range(5000):
+        with open(os.path.join(d, "f%d" % i), "w") as f:
+            f.write("mine\n")
+        os.chmod(os.path.join(d, "f%d" % i), 0o644)
+go_r, go_w = os.pipe()
+res_r, res_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    for i in range(5000):  # the modes cached: 0644
+        os.stat(os.path.join(seen, "f%d" % i))
+    for i in range(50):
+        os.write(res_w, b"r")
+        os.read(go_r, 1)
+        try:
+            os.close(os.open(os.path.join(seen, "f%d" % i), os.O_RDONLY))
+            os.write(res_w, b"1")
+        except PermissionError:
+            os.write(res_w, b"0")
+    # 50 left 0644, opened (the kernel reads and keeps their ACLs), then
+    # evicted by 5,000 new nodes, opened again: OPEN the only request
+    for i in range(200, 250):
+        os.close(os.open(os.path.join(seen, "f%d" % i), os.O_RDONLY))
+    for i in range(5000):
+        os.stat(os.path.join(seen + "2", "f%d" % i))
+    ok = 0
+    for i in range(200, 250):
+        os.close(os.open(os.path.join(seen, "f%d" % i), os.O_RDONLY))
+        ok += 1
+    os.write(res_w, b"%d" % ok)
+    os._exit(0)
+leaks = 0
+for i in range(50):
+    os.read(res_r, 1)  # she is ready
+    os.chmod(os.path.join(real, "f%d" % i), 0o600)
+    os.write(go_w, b"g")
+    leaks += os.read(res_r, 1) == b"1"
+ok = os.read(res_r, 8).decode()
+os.waitpid(pid, 0)
+print(leaks, ok)
+PY
+)
+h1=$(handle_opens)
+assert_eq "0 50 ''" "$leaks '$(head -c 300 "$SFS_TMP/ev.err")'" "her open of an evicted file made 0600 in the workspace is refused (50 files), of one left 0644 not (50)"
+assert_eq mine "$(fs cat "$MNT/files/ev/f4000")" "root reads an evicted file"
+h2=$(handle_opens)
+assert_true "her opens went through her credentials, root's from its handle (handle opens $h0, $h1, $h2)" "" \
+	test -n "$h0" -a "$h0" = "$h1" -a "$h2" = "$((h1 + 1))"
 
 sfs_done
