@@ -219,17 +219,22 @@ static bool nameless(struct fnode *n)
 /* Openers told ESTALE, whose retry is let through: a table, not a flag
  * of the node, since several may open it at once, each retrying once,
  * however late the scheduler lets it. An entry whose retry never came
- * (the path was gone) is free again after RETRY_MS. */
+ * (the path was gone) is free again after RETRY_MS. The file is named
+ * by its (st_dev, st_ino), not by its node: the kernel may forget the
+ * inode between the ESTALE and the retry (its dentry unused meanwhile,
+ * and reclaimed), and the retry's lookup then makes a node of another
+ * inode number for the same file. */
 #define RETRIES 64
 static struct retry {
 	pid_t tid;
-	fuse_ino_t ino;
+	dev_t dev;
+	ino_t ino;
 	int64_t at;
 } retries[RETRIES];
 
-/* Whether thread tid's open of ino is the retry of one told ESTALE (then
- * it is forgotten); else ino is noted for tid's retry. */
-static bool is_retry(pid_t tid, fuse_ino_t ino)
+/* Whether thread tid's open of n's file is the retry of one told ESTALE
+ * (then it is forgotten); else the file is noted for tid's retry. */
+static bool is_retry(pid_t tid, const struct fnode *n)
 {
 	int64_t now = loop_now_ms();
 	struct retry *slot = NULL, *oldest = &retries[0];
@@ -237,7 +242,7 @@ static bool is_retry(pid_t tid, fuse_ino_t ino)
 	for (unsigned i = 0; i < RETRIES; i++) {
 		struct retry *r = &retries[i];
 
-		if (r->tid == tid && r->ino == ino) {
+		if (r->tid == tid && r->dev == n->dev && r->ino == n->ino) {
 			r->tid = 0;
 			return true;
 		}
@@ -248,7 +253,7 @@ static bool is_retry(pid_t tid, fuse_ino_t ino)
 	}
 	if (!slot) /* 64 openers at once: the oldest noted goes */
 		slot = oldest;
-	*slot = (struct retry){ tid, ino, now };
+	*slot = (struct retry){ tid, n->dev, n->ino, now };
 	return false;
 }
 
@@ -263,7 +268,7 @@ static bool stale_name(struct fnode *n, pid_t tid)
 
 	if (!S_ISREG(n->type) || !(recent || (n->changed && nameless(n))))
 		return false;
-	return !is_retry(tid, fnode_ino(n));
+	return !is_retry(tid, n);
 }
 
 int fwatch_opening(struct fnode *n, fuse_req_t req)

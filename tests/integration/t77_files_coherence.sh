@@ -444,10 +444,10 @@ assert_eq "write=0 append=0 truncate=0 rename=0 unlink=0 replace=0 held=held" "$
 # file made and removed behind files/' back all the while: none sees
 # ESTALE (each opener is told it once, and its retry goes through).
 printf x >"$SUB/churned"
-errs=$(fs python3 - "$SUB/churned" "$F/churned" <<'PY'
+cat >"$SFS_TMP/openers.py" <<'PY'
 import os, sys, threading, time
 real, seen = sys.argv[1], sys.argv[2]
-stop = time.monotonic() + 2
+stop = time.monotonic() + float(sys.argv[3])
 pid = os.fork()
 if pid == 0:
     while time.monotonic() < stop:
@@ -472,12 +472,34 @@ for t in ts:
 os.waitpid(pid, 0)
 print(len(errs), sum(out), *sorted(set(errs)))
 PY
-)
-# (one CI run under the sanitizers saw 3 failures of some 20,000 opens,
-# never seen since: their errno is printed, the bound is 1 in 1,000)
+errs=$(fs python3 "$SFS_TMP/openers.py" "$SUB/churned" "$F/churned" 2)
 read -r nerr nok _ <<<"$errs"
-assert_true "three openers while a second name comes and goes: (almost) no open fails" \
-	"$errs (failures, opens, errors)" test "${nok:-0}" -gt 0 -a "${nerr:-1}" -le $((${nok:-0} / 1000))
+assert_true "three openers while a second name comes and goes: no open fails" \
+	"$errs (failures, opens, errors)" test "${nok:-0}" -gt 0 -a "${nerr:-1}" -eq 0
+# The same while the kernel forgets the file's inode now and then (one
+# CI run on a loaded machine saw 3 opens fail so): its dentry, unused
+# between an opener's ESTALE and its retry, is reclaimed (the openers in
+# a memory cgroup whose caches are emptied every 10 ms), and the retry's
+# lookup makes a node of another inode number. The retries were noted
+# by that number, so such a retry was told ESTALE again, which the
+# kernel does not retry: noted by the backing file's (st_dev, st_ino)
+# now, no open fails.
+# (a file of its own: the dentries of the cgroup's own making are those
+# it empties)
+printf x >"$SUB/reclaimed"
+CG=/sys/fs/cgroup/memory/sfs-t77-$$
+if [ -w /sys/fs/cgroup/memory ] && mkdir "$CG" 2>/dev/null; then
+	( while [ -d "$CG" ]; do echo 0 >"$CG/memory.force_empty" 2>/dev/null; sleep 0.01; done ) &
+	SFS_BG_PIDS+=("$!")
+	errs=$(timeout -k 2 "$T" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec python3 "$@"' _ \
+		"$CG" "$SFS_TMP/openers.py" "$SUB/reclaimed" "$F/reclaimed" 3); note "with reclaim: $errs"
+	rmdir "$CG" 2>/dev/null || { sleep 0.5; rmdir "$CG"; }
+	read -r nerr nok _ <<<"$errs"
+	assert_true "three openers while the kernel forgets the file's inode: no open fails" \
+		"$errs (failures, opens, errors)" test "${nok:-0}" -gt 0 -a "${nerr:-1}" -eq 0
+else
+	note "no memory cgroup (v1) to empty: the openers with reclaim are not run"
+fi
 # files/ as the lower layer of an overlay: a merged directory is listed
 # by the kernel's own open of the lower one, which never retries, so a
 # directory is never answered ESTALE (renamed away and back here).
