@@ -47,13 +47,18 @@ static size_t fh_cap, fh_count;
 
 /* ------------------------------------------------------------ handles */
 
-static size_t fh_slot(const struct file_handle *fh, size_t cap)
+static uint64_t fh_hash(const struct file_handle *fh)
 {
 	uint64_t h = 1469598103934665603ULL ^ (uint32_t)fh->handle_type;
 
 	for (unsigned i = 0; i < fh->handle_bytes; i++)
 		h = (h ^ fh->f_handle[i]) * 1099511628211ULL;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
+	return h ^ h >> 29;
+}
+
+static size_t fh_slot(const struct file_handle *fh, size_t cap)
+{
+	return (size_t)fh_hash(fh) & (cap - 1);
 }
 
 static bool fh_equal(const struct file_handle *a, const struct file_handle *b)
@@ -249,6 +254,11 @@ int fnfd_use(struct fnode *n)
 	lru_push(n);
 	lru_evict();
 	return 0;
+}
+
+uint64_t fnfd_key(const struct fnode *n)
+{
+	return n->fh ? fh_hash(n->fh) : fnode_ino(n);
 }
 
 bool fnfd_open_evicted(const struct fnode *n, int flags, int *fd)

@@ -31,6 +31,11 @@ void fnfd_add(struct fnode *n);
  * daemon, before taking on a caller's credentials: opening a handle
  * needs the daemon's capability. */
 int fnfd_use(struct fnode *n);
+/* A number for n's file while it exists, whatever node stands for it:
+ * its handle's hash (a node made again for the file after the kernel
+ * forgot it has the same; a new file with the inode number of a deleted
+ * one has another generation), else its inode's number. */
+uint64_t fnfd_key(const struct fnode *n);
 /* When n is evicted, opens its file with flags straight from its handle
  * into *fd (or -1, errno set) and returns true; n stays evicted. False
  * when n has its descriptor (open through it) or no handle. As the

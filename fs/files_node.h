@@ -28,9 +28,11 @@ struct fnode {
 	struct fnode *fh_next, *newer, *older;
 	/* fs/files_watch.c: changed from outside files/ since the last open
 	 * through it (its data, attributes or a directory's entries), and
-	 * when one of its names last went (loop_now_ms; 0: never) */
+	 * when one of its names last went (loop_now_ms; 0: never), and the
+	 * numbers of the events that told each */
 	bool changed;
 	int64_t unnamed_ms;
+	uint64_t changed_ev, unnamed_ev;
 };
 
 /* The workspace root (fd -1 until files_init). */

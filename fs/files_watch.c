@@ -65,6 +65,12 @@ static struct {
 	unsigned char bytes[MAX_HANDLE_SZ];
 } root_fh;
 static pid_t self;
+/* Events read so far, and when a directory last lost a name and last
+ * changed its mode, owner or ACL (loop_now_ms, and the event's number):
+ * the paths the kernel walked on what it had cached. */
+static uint64_t events;
+static int64_t dir_moved_ms, dir_attr_ms;
+static uint64_t dir_moved_ev, dir_attr_ev;
 static int adopted = -1;    /* the group an upgrade handed over */
 static bool cached_before; /* the program before cached */
 
@@ -148,10 +154,23 @@ static void on_one(const struct fanotify_event_metadata *m, const char *ev)
 		return;
 	/* fanotify merges the events of one object and name: a rename
 	 * and a write of the file may come as one */
-	if (e.mask & (FAN_DELETE | FAN_MOVED_FROM))
+	events++;
+	if (e.mask & (FAN_DELETE | FAN_MOVED_FROM)) {
 		n->unnamed_ms = loop_now_ms();
-	if (e.mask & ~(DIRENT | FAN_ONDIR))
+		n->unnamed_ev = events;
+	}
+	if (S_ISDIR(n->type) && (e.mask & (FAN_DELETE | FAN_MOVED_FROM))) {
+		dir_moved_ms = loop_now_ms();
+		dir_moved_ev = events;
+	}
+	if (S_ISDIR(n->type) && (e.mask & FAN_ATTRIB)) {
+		dir_attr_ms = loop_now_ms();
+		dir_attr_ev = events;
+	}
+	if (e.mask & ~(DIRENT | FAN_ONDIR)) {
 		n->changed = true;
+		n->changed_ev = events;
+	}
 	finval_inode(fnode_ino(n),
 		     e.mask & (FAN_MODIFY | FAN_CLOSE_WRITE) ? 0 : -1);
 }
@@ -218,65 +237,135 @@ static bool nameless(struct fnode *n)
 
 /* Openers told ESTALE, whose retry is let through: a table, not a flag
  * of the node, since several may open it at once, each retrying once,
- * however late the scheduler lets it. An entry whose retry never came
- * (the path was gone) is free again after RETRY_MS. The file is named
- * by its (st_dev, st_ino), not by its node: the kernel may forget the
- * inode between the ESTALE and the retry (its dentry unused meanwhile,
- * and reclaimed), and the retry's lookup then makes a node of another
- * inode number for the same file. */
+ * however late the scheduler lets it (RETRY_MS at most). A thread told
+ * ESTALE is noted without its file: its next open is the retry, of
+ * whatever file the path leads to now (a rename over the one told). The
+ * retry stays as passed for that file, named by its handle (fnfd_key:
+ * the kernel may forget the inode meanwhile, and a new file may get a
+ * deleted one's number), with the number of the last event read before
+ * the ESTALE: the path was walked afresh after that one, so the thread's
+ * next opens of the file pass too, until a later event calls for it
+ * again. The kernel opens a file again of itself for lsattr's and
+ * chattr's ioctls, and never retries those opens. A retry whose walk
+ * failed (the name gone, a directory she may not search) leaves the
+ * thread's next open to pass once unchecked: that walk refreshed what
+ * it went through. */
 #define RETRIES 64
 static struct retry {
 	pid_t tid;
-	dev_t dev;
-	ino_t ino;
+	bool passed;
+	uint64_t key; /* of the file passed */
 	int64_t at;
+	uint64_t ev;
 } retries[RETRIES];
+static int64_t last_noted_ms;
 
-/* Whether thread tid's open of n's file is the retry of one told ESTALE
- * (then it is forgotten); else the file is noted for tid's retry. */
-static bool is_retry(pid_t tid, const struct fnode *n)
+/* An entry to note a thread in: a free one, an expired one, else the
+ * oldest passed, else the oldest. */
+static struct retry *free_retry(int64_t now)
 {
-	int64_t now = loop_now_ms();
-	struct retry *slot = NULL, *oldest = &retries[0];
+	struct retry *old = &retries[0];
 
 	for (unsigned i = 0; i < RETRIES; i++) {
 		struct retry *r = &retries[i];
+		int64_t keep = r->passed ? UNNAMED_MS : RETRY_MS;
 
-		if (r->tid == tid && r->dev == n->dev && r->ino == n->ino) {
-			r->tid = 0;
-			return true;
-		}
-		if (!slot && (r->tid == 0 || now - r->at > RETRY_MS))
-			slot = r;
-		if (r->at < oldest->at)
-			oldest = r;
+		if (r->tid == 0 || now - r->at > keep)
+			return r;
+		if (r->passed > old->passed ||
+		    (r->passed == old->passed && r->at < old->at))
+			old = r;
 	}
-	if (!slot) /* 64 openers at once: the oldest noted goes */
-		slot = oldest;
-	*slot = (struct retry){ tid, n->dev, n->ino, now };
+	return old;
+}
+
+/* Whether thread tid's open of n's file goes through, when an event
+ * numbered since (0: none) calls for its path to be walked afresh: the
+ * retry of an open told ESTALE, or an open after such a retry that came
+ * after that event. Else tid is noted (the caller answers ESTALE). */
+static bool may_pass(pid_t tid, const struct fnode *n, uint64_t since)
+{
+	int64_t now = loop_now_ms();
+	uint64_t key = fnfd_key(n);
+	struct retry *noted = NULL, *passed = NULL;
+
+	if (!since && now - last_noted_ms > RETRY_MS)
+		return true; /* nobody awaits a retry */
+	for (unsigned i = 0; i < RETRIES; i++) {
+		struct retry *r = &retries[i];
+
+		if (r->tid != tid)
+			continue;
+		if (!r->passed && now - r->at <= RETRY_MS)
+			noted = r;
+		else if (r->passed && r->key == key)
+			passed = r;
+	}
+	if (noted) { /* the retry */
+		if (passed)
+			passed->tid = 0;
+		noted->passed = true;
+		noted->key = key;
+		noted->at = now;
+		return true;
+	}
+	if (!since || (passed && since <= passed->ev))
+		return true;
+	noted = passed ? passed : free_retry(now);
+	*noted = (struct retry){ tid, false, 0, now, events };
+	last_noted_ms = now;
 	return false;
 }
 
-/* Whether the open of file n by thread tid is to be answered ESTALE: one
+static bool recent(int64_t ms)
+{
+	return ms && loop_now_ms() - ms < UNNAMED_MS;
+}
+
+/* Whether an open of file n is to be answered ESTALE for its name: one
  * of n's names went within UNNAMED_MS (the opener may have come by it,
  * cached: the notifier drops such an entry well within that), or its
- * last one. Once per opener: its retry goes through. */
-static bool stale_name(struct fnode *n, pid_t tid)
+ * last one. Returns the number of the event that calls for it, or 0. */
+static uint64_t stale_name(struct fnode *n)
 {
-	bool recent = n->unnamed_ms &&
-		      loop_now_ms() - n->unnamed_ms < UNNAMED_MS;
+	if (!S_ISREG(n->type))
+		return 0;
+	if (recent(n->unnamed_ms))
+		return n->unnamed_ev;
+	return n->changed && nameless(n) ? n->changed_ev : 0;
+}
 
-	if (!S_ISREG(n->type) || !(recent || (n->changed && nameless(n))))
-		return false;
-	return !is_retry(tid, n);
+/* Whether the open of n by req's caller, another user than the daemon's,
+ * is to be answered ESTALE for the path the kernel walked to it: a
+ * directory lost a name (the path may go through it still, cached), or
+ * changed its mode, owner or ACL (the kernel checked her search on the
+ * mode it had cached; the daemon's open checks n's own mode only),
+ * within UNNAMED_MS. The retry walks the path with LOOKUP_REVAL, each
+ * name looked up by the daemon, as her. Not the daemon's own user's
+ * opens: they are overlayfs's too (a container's view of files/), which
+ * never retry; for them such a path is in the window sessionfs(7)
+ * states.
+ * Returns the number of the event that calls for it, or 0. */
+static uint64_t stale_path(const struct fnode *n, fuse_req_t req)
+{
+	uint64_t moved = recent(dir_moved_ms) ? dir_moved_ev : 0;
+	uint64_t taken = recent(dir_attr_ms) ? dir_attr_ev : 0;
+
+	if (fnode_is_self(req) || !(S_ISREG(n->type) || S_ISDIR(n->type)))
+		return 0;
+	return moved > taken ? moved : taken;
 }
 
 int fwatch_opening(struct fnode *n, fuse_req_t req)
 {
+	uint64_t since, path;
+
 	if (!fwatch_on)
 		return 0;
 	fwatch_drain();
-	if (stale_name(n, fuse_req_ctx(req)->pid))
+	since = stale_name(n);
+	path = stale_path(n, req);
+	if (!may_pass(fuse_req_ctx(req)->pid, n, path > since ? path : since))
 		return -ESTALE;
 	if (!n->changed)
 		return 1;

@@ -19,6 +19,14 @@
 # 4. the same for a file whose node lost its descriptor (a walk of more
 #    files than the nodes' bound): the daemon's own user opens such a
 #    node straight from its handle, unchecked; her open is checked as hers.
+# 5. her open of a file right after root's chmod 0700 of its directory in
+#    the workspace is refused (the kernel checked her search on the
+#    directory's cached mode, and the daemon's open of the file checks
+#    the file's own): an open after a directory changed its mode or lost
+#    a name is answered ESTALE once, and its retry walks the path through
+#    the daemon's lookups, made as her. The same through a directory
+#    renamed away; lsattr right after such a change (its ioctl goes on an
+#    open the kernel makes itself, which never retries) works.
 # Environment: SFS_ASAN set: the memory bound is not checked.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
@@ -341,5 +349,95 @@ assert_eq mine "$(fs cat "$MNT/files/ev/f4000")" "root reads an evicted file"
 h2=$(handle_opens)
 assert_true "her opens went through her credentials, root's from its handle (handle opens $h0, $h1, $h2)" "" \
 	test -n "$h0" -a "$h0" = "$h1" -a "$h2" = "$((h1 + 1))"
+
+# 5. a directory taken from her (chmod 0700 in the workspace) right after
+# she read a file in it: her next open is refused, 200 rounds
+leaks=$(timeout -k 2 60 python3 - "$WS/tk" "$MNT/files/tk" 2>"$SFS_TMP/tk.err" <<'PY'
+import os, sys
+real, seen = sys.argv[1], sys.argv[2]
+os.mkdir(real, 0o755)
+with open(real + "/secret", "w") as f:
+    f.write("secret\n")
+os.chmod(real + "/secret", 0o644)
+go_r, go_w = os.pipe()
+res_r, res_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    while os.read(go_r, 1) == b"w":
+        try:
+            open(seen + "/secret").read()  # the names and modes cached
+        except OSError:
+            pass
+        os.write(res_w, b"r")
+        os.read(go_r, 1)
+        try:
+            open(seen + "/secret").read()
+            os.write(res_w, b"1")
+        except PermissionError:
+            os.write(res_w, b"0")
+        except OSError:
+            os.write(res_w, b"e")
+    os._exit(0)
+out = {}
+for i in range(200):
+    os.chmod(real, 0o755)
+    os.write(go_w, b"w")
+    os.read(res_r, 1)
+    os.chmod(real, 0o700)
+    os.write(go_w, b"g")
+    c = os.read(res_r, 1).decode()
+    out[c] = out.get(c, 0) + 1
+os.write(go_w, b"q")
+os.waitpid(pid, 0)
+print(out.get("1", 0), out.get("e", 0))
+PY
+)
+assert_eq "0 0 ''" "$leaks '$(head -c 300 "$SFS_TMP/tk.err")'" "her open right after a chmod 0700 of its directory in the workspace is refused (200 rounds; leaks, other errors)"
+# a directory renamed away in the workspace right after she read a file
+# in it: her next open by the old path finds nothing, by the new finds it
+moved=$(timeout -k 2 60 python3 - "$WS" "$MNT/files" 2>"$SFS_TMP/mv.err" <<'PY'
+import os, sys
+real, seen = sys.argv[1], sys.argv[2]
+go_r, go_w = os.pipe()
+res_r, res_w = os.pipe()
+for i in range(50):
+    os.mkdir("%s/md%d" % (real, i), 0o755)
+    with open("%s/md%d/f" % (real, i), "w") as f:
+        f.write("f%d" % i)
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    stale = lost = 0
+    for i in range(50):
+        open("%s/md%d/f" % (seen, i)).read()
+        os.write(res_w, b"r")
+        os.read(go_r, 1)
+        try:
+            open("%s/md%d/f" % (seen, i)).read()
+            stale += 1
+        except FileNotFoundError:
+            pass
+        try:
+            lost += open("%s/mv%d/f" % (seen, i)).read() != "f%d" % i
+        except OSError:
+            lost += 1
+    os.write(res_w, b"%d %d" % (stale, lost))
+    os._exit(0)
+for i in range(50):
+    os.read(res_r, 1)
+    os.rename("%s/md%d" % (real, i), "%s/mv%d" % (real, i))
+    os.write(go_w, b"g")
+print(os.read(res_r, 16).decode())
+os.waitpid(pid, 0)
+PY
+)
+assert_eq "0 0 ''" "$moved '$(head -c 300 "$SFS_TMP/mv.err")'" "her open through a directory renamed away at once: gone there, found at the new name (50 of each)"
+if command -v lsattr >/dev/null; then
+	mkdir -m 755 "$WS/la" && : >"$WS/la/f" && chmod 644 "$WS/la/f"
+	fs "${U1[@]}" ls "$MNT/files/la" >/dev/null
+	chmod 711 "$WS/la"
+	check "her lsattr right after a chmod of the directory" fs "${U1[@]}" lsattr "$MNT/files/la/f"
+fi
 
 sfs_done
