@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include "sessions/core/log.h"
+#include "sessions/core/loop.h"
 #include "sessions/session/fdq.h"
 #include "files.h"
 #include "files_dir.h"
@@ -334,11 +336,37 @@ static void f_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	fnode_reply_entry(req, err ? NULL : n, &e, err);
 }
 
-/* Flags of a real open(2) for a FUSE open's flags. */
+/* Flags of a real open(2) for a FUSE open's flags. O_NONBLOCK: a lease
+ * another process holds on the file (fcntl F_SETLEASE, in the workspace)
+ * would make the open wait for its break, up to lease-break-time (45 s),
+ * and every request with it; the open fails with EWOULDBLOCK instead,
+ * the break begun. On a regular file the flag changes nothing else. */
 static int open_flags(int flags)
 {
 	flags &= ~(O_NOFOLLOW | O_DIRECT | O_CREAT | O_EXCL | O_NOCTTY);
-	return flags | O_CLOEXEC;
+	return flags | O_CLOEXEC | O_NONBLOCK;
+}
+
+/* err for an open: a lease's break is not waited for, and said in the
+ * log (a line per 10 s at most: whoever holds leases may repeat it). */
+static int lease_said(int err)
+{
+	static int64_t said_ms;
+	static unsigned long since;
+	int64_t now = loop_now_ms();
+
+	if (err != EWOULDBLOCK)
+		return err;
+	since++;
+	if (!said_ms || now - said_ms >= 10000) {
+		log_msg(LOG_WARNING,
+			"files/: an open met another process's lease on the "
+			"file: EAGAIN, its break not waited for (%lu so)",
+			since);
+		said_ms = now;
+		since = 0;
+	}
+	return EAGAIN;
 }
 
 /* fi's handle for fd, uid's open file (taken over), whose cached pages
@@ -379,7 +407,8 @@ static void f_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!err) {
 		fd = fdq_take(uid, fnode_open_as_caller(req, n,
 							open_flags(fi->flags)));
-		err = fd < 0 ? -fd : set_handle(fi, fd, uid, keep > 0);
+		err = fd < 0 ? lease_said(-fd) :
+			       set_handle(fi, fd, uid, keep > 0);
 	}
 	if (err)
 		fuse_reply_err(req, err);
@@ -422,7 +451,7 @@ static void f_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if (fd >= 0)
 			fd = fdq_take(uid, fd);
 		if (fd < 0)
-			err = -fd;
+			err = lease_said(-fd);
 		else
 			n = fnode_lookup(dir, name, &e, &err);
 		fnode_as_self(sw);

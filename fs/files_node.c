@@ -632,14 +632,24 @@ void fnode_reply_entry(fuse_req_t req, struct fnode *n,
 
 /* ----------------------------------------------------------- attributes */
 
+/* By path, through an open of its own: truncate(2) would wait for the
+ * break of another process's lease on the file (fs/files.c, open_flags),
+ * the open fails with EWOULDBLOCK instead. */
 static int set_size(const struct fnode *n, off_t size, int fd)
 {
 	char p[64];
+	int rc, err;
 
 	if (fd >= 0 && S_ISREG(n->type))
 		return ftruncate(fd, size);
 	fnode_proc_path(p, sizeof(p), n->fd);
-	return truncate(p, size);
+	if ((fd = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -1;
+	rc = ftruncate(fd, size);
+	err = errno;
+	close(fd);
+	errno = err;
+	return rc;
 }
 
 static int set_times(const struct fnode *n, const struct stat *a, int set)

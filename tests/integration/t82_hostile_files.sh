@@ -27,6 +27,10 @@
 #    the daemon's lookups, made as her. The same through a directory
 #    renamed away; lsattr right after such a change (its ioctl goes on an
 #    open the kernel makes itself, which never retries) works.
+# 6. a lease she holds on her file in the workspace (fcntl F_SETLEASE)
+#    does not hold the daemon: root's open and truncate of it through
+#    files/ fail at once with EAGAIN (the break begun) instead of waiting
+#    45 s for it in the loop, with every user's requests.
 # Environment: SFS_ASAN set: the memory bound is not checked.
 # shellcheck disable=SC2016
 SFS_T=${SFS_T:-30}
@@ -439,5 +443,32 @@ if command -v lsattr >/dev/null; then
 	chmod 711 "$WS/la"
 	check "her lsattr right after a chmod of the directory" fs "${U1[@]}" lsattr "$MNT/files/la/f"
 fi
+
+# 6. her write lease on her own file: root's open and truncate through
+# files/ end at once (EAGAIN), the mount answering meanwhile
+mkdir -p "$WS/pub" && chmod 1777 "$WS/pub"
+"${U1[@]}" timeout -k 2 60 "$PY_OTHER" -c '
+import fcntl, os, signal, sys, time
+p = sys.argv[1]
+with open(p, "w") as f:
+    f.write("mine\n")
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fd = os.open(p, os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+print("leased", flush=True)
+time.sleep(50)' "$WS/pub/leased" >"$SFS_TMP/lease.out" 2>&1 &
+LEASE=$!
+SFS_BG_PIDS+=("$LEASE")
+check "she holds a write lease on her file" sfs_until 10 grep -q leased "$SFS_TMP/lease.out"
+t0=$(now_ms)
+assert_errno "Resource temporarily unavailable" "root's read of her leased file through files/ is EAGAIN" \
+	timeout -k 2 20 cat "$MNT/files/pub/leased"
+assert_errno "Resource temporarily unavailable" "and so is its truncate" \
+	timeout -k 2 20 truncate -s 0 "$MNT/files/pub/leased"
+el=$(($(now_ms) - t0))
+assert_lt "$el" 5000 "both at once, not after the lease's break" " ms"
+assert_true "the mount answers after them" "" answers
+assert_file_match "$SFS_TMP/daemon.log" "met another process's lease" "the log says why"
+kill "$LEASE" 2>/dev/null
 
 sfs_done
