@@ -84,6 +84,11 @@ assert_expect "vim: the text is on the screen" '^typed before first line'
 # timeoutlen, a second)
 normal_mode() { ! timeout 5 grep -q -- '-- INSERT --' "$T/screen"; }
 check "vim: back in normal mode" sfs_until 15 normal_mode
+# and it has drawn its ruler again (under the sanitizers that came more
+# than quiet's 300 ms after the mode's message went, and showed only in
+# the snapshot after the upgrade)
+ruler() { timeout 5 grep -Eq '[0-9]+,[0-9]+ +All' "$T/screen"; }
+check "vim: its ruler is drawn" sfs_until 15 ruler
 VPID=$(pgrep -f -- "-i NONE -c set ruler $WD/v.txt" | head -n 1)
 assert_true "vim runs" "no vim process" test -n "$VPID"
 snapshot "$SFS_TMP/before"
